@@ -1,0 +1,63 @@
+// The FHIR client contract. Types only: tools and the agent loop depend on this, never on Medplum directly.
+import type { Bundle, OperationOutcome, Resource } from '@medplum/fhirtypes';
+
+/** Raw search values; the client encodes them, so no value can add parameters or change the host. */
+export type SearchParams = Record<string, string | number | Array<string | number> | undefined>;
+
+/** One HTTP exchange with the FHIR server, for the audit trail. */
+export interface FhirRequestTrace {
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  url: string;
+  status: number;
+  durationMs: number;
+}
+
+export interface FhirCallOptions {
+  signal?: AbortSignal;
+  /** Called once per HTTP exchange (pages and retries included). */
+  onTrace?: (trace: FhirRequestTrace) => void;
+}
+
+export interface SearchOptions extends FhirCallOptions {
+  /** Stop following `next` links once this many resources are collected. */
+  maxResults?: number;
+}
+
+export interface SearchResult<T extends Resource = Resource> {
+  resources: T[];
+  /** Bundle.total when the server reports it. */
+  total?: number;
+  /** True when more matches existed than were returned. */
+  truncated: boolean;
+  pages: number;
+}
+
+export interface CreateOptions extends FhirCallOptions {
+  /** Conditional create (If-None-Exist), e.g. `identifier=urn:x|key`. Makes retries idempotent. */
+  ifNoneExist?: string;
+}
+
+export interface FhirClient {
+  readonly baseUrl: string;
+  readResource<T extends Resource = Resource>(resourceType: string, id: string, options?: FhirCallOptions): Promise<T>;
+  searchResources<T extends Resource = Resource>(
+    resourceType: string,
+    params: SearchParams,
+    options?: SearchOptions,
+  ): Promise<SearchResult<T>>;
+  createResource<T extends Resource = Resource>(resource: T, options?: CreateOptions): Promise<T>;
+  /** POST a transaction or batch bundle to the base URL. */
+  executeBatch(bundle: Bundle, options?: FhirCallOptions): Promise<Bundle>;
+}
+
+/** The FHIR edge's one error currency: an HTTP status plus the server's OperationOutcome. */
+export class FhirError extends Error {
+  readonly status: number;
+  readonly outcome: OperationOutcome | undefined;
+  constructor(message: string, status: number, outcome?: OperationOutcome) {
+    super(message);
+    this.name = 'FhirError';
+    this.status = status;
+    this.outcome = outcome;
+  }
+}

@@ -1,0 +1,113 @@
+// The model-backend contract. Types only: no implementation is imported here.
+// The HTTP route and the agent loop talk to a model only through `ModelUpstream`.
+
+export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter';
+
+/** How an upstream wants thinking switched off and reasoning returned. */
+export type UpstreamFlavour =
+  | 'vllm' // chat_template_kwargs.enable_thinking=false; sends `reasoning` (0.16+) or `reasoning_content`
+  | 'sglang' // same switch as vLLM
+  | 'ollama' // think:false; sends `reasoning`
+  | 'llamacpp' // chat_template_kwargs.enable_thinking=false; sends `reasoning_content`
+  | 'deepseek' // `thinking` passed through; sends `reasoning_content` (also GLM, Kimi)
+  | 'openai'; // no thinking switch; nothing extra sent
+
+export interface ToolCall {
+  id: string;
+  type: 'function';
+  function: { name: string; arguments: string };
+}
+
+export type ContentPart =
+  | { type: 'text'; text: string }
+  | { type: 'image_url'; image_url: { url: string; detail?: 'auto' | 'low' | 'high' } };
+
+/** OpenAI chat message, plus `reasoning_content` on assistant turns (sent back upstream only with thinking.keep = "all"). */
+export type ChatMessage =
+  | { role: 'system' | 'developer'; content: string | ContentPart[]; name?: string }
+  | { role: 'user'; content: string | ContentPart[]; name?: string }
+  | {
+      role: 'assistant';
+      content: string | ContentPart[] | null;
+      reasoning_content?: string | null;
+      tool_calls?: ToolCall[];
+      name?: string;
+    }
+  | { role: 'tool'; content: string | ContentPart[]; tool_call_id: string };
+
+export interface FunctionTool {
+  type: 'function';
+  function: { name: string; description?: string; parameters?: Record<string, unknown>; strict?: boolean };
+}
+
+export type ToolChoice = 'auto' | 'none' | 'required' | { type: 'function'; function: { name: string } };
+
+export type ResponseFormat =
+  | { type: 'text' }
+  | { type: 'json_object' }
+  | { type: 'json_schema'; json_schema: { name: string; schema?: Record<string, unknown>; strict?: boolean; description?: string } };
+
+export interface Thinking {
+  type: 'enabled' | 'disabled';
+  keep: 'all' | null;
+}
+
+/** A validated, defaulted generation request, in gateway terms. */
+export interface ChatParams {
+  messages: ChatMessage[];
+  /** Already capped at 32768; covers reasoning plus answer. */
+  maxTokens: number;
+  temperature: number;
+  topP?: number;
+  stop?: string | string[];
+  seed?: number;
+  n?: number;
+  tools?: FunctionTool[];
+  toolChoice?: ToolChoice;
+  responseFormat?: ResponseFormat;
+  thinking: Thinking;
+}
+
+export interface Usage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  /** Always an integer; 0 when the upstream does not say. */
+  cached_tokens: number;
+  /** Present only when the upstream reports it. */
+  reasoning_tokens?: number;
+}
+
+/** One non-streamed completion, already normalised: reasoning split from content whatever the upstream style. */
+export interface UpstreamCompletion {
+  content: string | null;
+  reasoning: string | null;
+  toolCalls: ToolCall[];
+  finishReason: FinishReason;
+  usage: Usage | null;
+}
+
+/** Normalised stream events. Reasoning and content are already separated (inline <think> tags included). */
+export type UpstreamDelta =
+  | { type: 'reasoning'; text: string }
+  | { type: 'content'; text: string }
+  | { type: 'tool-call-start'; index: number; id: string; name: string }
+  | { type: 'tool-call-args'; index: number; text: string }
+  | { type: 'finish'; finishReason: FinishReason }
+  | { type: 'usage'; usage: Usage };
+
+export interface CallOptions {
+  signal?: AbortSignal;
+}
+
+export interface ModelUpstream {
+  readonly flavour: UpstreamFlavour;
+  readonly model: string;
+  /** Retries transient failures (429, 5xx, network) before resolving. Rejects with UpstreamError. */
+  doGenerate(params: ChatParams, options?: CallOptions): Promise<UpstreamCompletion>;
+  /**
+   * Resolves once the upstream answered 2xx (after retries), so the caller can still send a proper
+   * HTTP status. Errors thrown while iterating happen after the first byte and are never retried.
+   */
+  doStream(params: ChatParams, options?: CallOptions): Promise<AsyncIterable<UpstreamDelta>>;
+}

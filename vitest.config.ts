@@ -1,0 +1,11 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['src/**/*.test.ts', 'tools/**/*.test.ts', 'evals/**/*.test.ts', 'fixtures/**/*.test.ts', 'test/**/*.test.ts'],
+    testTimeout: 30_000,
+    hookTimeout: 180_000,
+    // 2-core machines: keep worker count small so loopback servers are not starved.
+    maxWorkers: 2,
+  },
+});
