@@ -66,6 +66,8 @@ export interface ChatParams {
   toolChoice?: ToolChoice;
   responseFormat?: ResponseFormat;
   thinking: Thinking;
+  /** Extension: per-request opt-out of the gateway's server-side FHIR tools (request field `server_tools`). */
+  serverTools?: boolean;
 }
 
 export interface Usage {
@@ -85,6 +87,8 @@ export interface UpstreamCompletion {
   toolCalls: ToolCall[];
   finishReason: FinishReason;
   usage: Usage | null;
+  /** Extension fields merged into the top level of the response (e.g. `fhir_agent` audit trail). */
+  extensions?: Record<string, unknown>;
 }
 
 /** Normalised stream events. Reasoning and content are already separated (inline <think> tags included). */
@@ -94,7 +98,11 @@ export type UpstreamDelta =
   | { type: 'tool-call-start'; index: number; id: string; name: string }
   | { type: 'tool-call-args'; index: number; text: string }
   | { type: 'finish'; finishReason: FinishReason }
-  | { type: 'usage'; usage: Usage };
+  | { type: 'usage'; usage: Usage }
+  /** Extension fields sent on a chunk with `choices: []` that standard clients ignore. */
+  | { type: 'extension'; data: Record<string, unknown> }
+  /** Nothing to say yet (e.g. tools running): the HTTP edge writes an SSE comment. */
+  | { type: 'keepalive' };
 
 export interface CallOptions {
   signal?: AbortSignal;
