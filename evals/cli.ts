@@ -1,0 +1,101 @@
+// `npm run eval -- <command>`: run | report | compare | medagentbench-synth | generate-builtin.
+import { readFile, writeFile } from 'node:fs/promises';
+import { parseArgs } from 'node:util';
+import { RunArgsSchema } from './cli-args.ts';
+import { EXIT, runCommand, UsageError } from './commands/run-command.ts';
+import { DatasetError } from './load-dataset.ts';
+import { compareRuns } from './report/compare-runs.ts';
+import { htmlReport } from './report/html-report.ts';
+import { markdownReport } from './report/markdown-report.ts';
+import { loadRun } from './report/merge-logs.ts';
+import { MedAgentBenchTaskFileSchema } from './medagentbench/task-file.ts';
+import { synthesizeMabTasks } from './medagentbench/synthesize-tasks.ts';
+
+const USAGE = `usage:
+  eval run [builtin | <suite.jsonl|.yaml> | --tasks <medagentbench.json>] [--solver reference|model|replay]
+           [--model M --base-url URL --api-key K] [--mode client-tools|gateway] [--concurrency N] [--limit N]
+           [--category a,b] [--epochs N] [--shard i/n] [--max-steps N] [--log FILE] [--resume]
+           [--min-pass-rate PCT] [--replay LOG] [--fhir-base-url URL] [--load-ehr] [--temperature T]
+           [--max-tokens N] [--judge-base-url URL --judge-model M] [--quiet]
+  eval report LOG... [--out PREFIX]        writes PREFIX.md and PREFIX.html (default: first log's name)
+  eval compare A.jsonl B.jsonl            Markdown side by side on stdout
+  eval medagentbench-synth --from SAMPLES.json --out FILE.json [--per-category 30]
+  eval generate-builtin                   regenerates evals/suites/builtin.jsonl from the fixtures`;
+
+async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  switch (command) {
+    case 'run': {
+      const { values, positionals } = parseArgs({
+        args: rest,
+        allowPositionals: true,
+        options: {
+          tasks: { type: 'string' }, solver: { type: 'string' }, mode: { type: 'string' }, model: { type: 'string' },
+          'base-url': { type: 'string' }, 'api-key': { type: 'string' }, concurrency: { type: 'string' }, limit: { type: 'string' },
+          category: { type: 'string' }, epochs: { type: 'string' }, shard: { type: 'string' }, 'max-steps': { type: 'string' },
+          log: { type: 'string' }, resume: { type: 'boolean' }, 'min-pass-rate': { type: 'string' }, replay: { type: 'string' },
+          'fhir-base-url': { type: 'string' }, 'fhir-auth-header': { type: 'string' }, 'load-ehr': { type: 'boolean' },
+          temperature: { type: 'string' }, 'max-tokens': { type: 'string' }, 'judge-base-url': { type: 'string' },
+          'judge-model': { type: 'string' }, quiet: { type: 'boolean' },
+        },
+      });
+      const parsed = RunArgsSchema.safeParse({
+        target: values.tasks ?? positionals[0],
+        solver: values.solver, mode: values.mode, model: values.model, baseUrl: values['base-url'], apiKey: values['api-key'],
+        concurrency: values.concurrency, limit: values.limit, category: values.category, epochs: values.epochs, shard: values.shard,
+        maxSteps: values['max-steps'], log: values.log, resume: values.resume, minPassRate: values['min-pass-rate'], replay: values.replay,
+        fhirBaseUrl: values['fhir-base-url'], fhirAuthHeader: values['fhir-auth-header'], loadEhr: values['load-ehr'],
+        temperature: values.temperature, maxTokens: values['max-tokens'], judgeBaseUrl: values['judge-base-url'],
+        judgeModel: values['judge-model'], quiet: values.quiet,
+      });
+      if (!parsed.success) throw new UsageError(parsed.error.issues.map((i) => `--${i.path.join('.')}: ${i.message}`).join('\n'));
+      return runCommand(parsed.data, { stdout: process.stdout, stderr: process.stderr, env: process.env });
+    }
+    case 'report': {
+      const { values, positionals } = parseArgs({ args: rest, allowPositionals: true, options: { out: { type: 'string' } } });
+      if (!positionals.length) throw new UsageError('eval report needs at least one log');
+      const run = await loadRun(positionals);
+      const prefix = values.out ?? positionals[0].replace(/\.jsonl$/, '');
+      await writeFile(`${prefix}.md`, markdownReport(run));
+      await writeFile(`${prefix}.html`, htmlReport(run));
+      process.stdout.write(`wrote ${prefix}.md and ${prefix}.html (${run.samples.length} samples)\n`);
+      for (const w of run.warnings) process.stderr.write(`warning: ${w}\n`);
+      return EXIT.ok;
+    }
+    case 'compare': {
+      if (rest.length !== 2) throw new UsageError('eval compare needs two logs');
+      process.stdout.write(compareRuns(await loadRun([rest[0]]), await loadRun([rest[1]]), rest));
+      return EXIT.ok;
+    }
+    case 'medagentbench-synth': {
+      const { values } = parseArgs({ args: rest, options: { from: { type: 'string' }, out: { type: 'string' }, 'per-category': { type: 'string' } } });
+      if (!values.from || !values.out) throw new UsageError('medagentbench-synth needs --from and --out');
+      const samples = MedAgentBenchTaskFileSchema.parse(JSON.parse(await readFile(values.from, 'utf8')));
+      const tasks = synthesizeMabTasks(samples, Number(values['per-category'] ?? 30));
+      await writeFile(values.out, `${JSON.stringify(tasks, null, 1)}\n`);
+      process.stdout.write(`wrote ${tasks.length} tasks to ${values.out}\n`);
+      return EXIT.ok;
+    }
+    case 'generate-builtin': {
+      const { writeBuiltinSuite } = await import('./suites/generate-builtin-suite.ts');
+      const n = await writeBuiltinSuite();
+      process.stdout.write(`wrote ${n} scenarios\n`);
+      return EXIT.ok;
+    }
+    default:
+      process.stderr.write(`${USAGE}\n`);
+      return command === undefined || command === 'help' || command === '--help' ? EXIT.ok : EXIT.usage;
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    if (err instanceof UsageError || err instanceof DatasetError) {
+      process.stderr.write(`eval: ${err.message}\n`);
+      process.exit(EXIT.usage);
+    }
+    process.stderr.write(`eval: harness error: ${(err as Error).stack ?? String(err)}\n`);
+    process.exit(EXIT.harnessError);
+  },
+);

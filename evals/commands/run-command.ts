@@ -1,0 +1,156 @@
+// `eval run`: dataset → filter/shard → solver → isolated environment → incremental log → summary + exit code.
+import { mkdir } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { RunArgs } from '../cli-args.ts';
+import { defaultScorers } from '../default-scorers.ts';
+import { createEnvironment } from '../environment/create-environment.ts';
+import { EvalLogWriter, LOG_SCHEMA_VERSION, readEvalLog, sampleKey, type SampleRecord } from '../eval-log.ts';
+import { gitRevision } from '../git-revision.ts';
+import { loadDataset, shardScenarios } from '../load-dataset.ts';
+import { generateMabEhr } from '../medagentbench/generate-ehr.ts';
+import { formatPassRate, summarize } from '../metrics.ts';
+import { ProgressBar } from '../progress-bar.ts';
+import { plannedSamples, runEval } from '../run-eval.ts';
+import { defineTask, type Solver } from '../task.ts';
+import { modelSolver } from '../solvers/model-solver.ts';
+import { referenceSolver } from '../solvers/reference-solver.ts';
+import { replaySolver } from '../solvers/replay-solver.ts';
+
+export const BUILTIN_SUITE = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'suites', 'builtin.jsonl');
+
+export interface RunIo {
+  stdout: { write(s: string): unknown };
+  stderr: NodeJS.WriteStream | { isTTY?: boolean; write(s: string): boolean };
+  env: NodeJS.ProcessEnv;
+  fetch?: typeof fetch;
+}
+
+export const EXIT = { ok: 0, harnessError: 2, belowMinPassRate: 3, usage: 64 } as const;
+
+export async function runCommand(args: RunArgs, io: RunIo): Promise<number> {
+  const source = args.target === 'builtin' ? BUILTIN_SUITE : args.target;
+  const dataset = await loadDataset(source);
+  let scenarios = dataset.scenarios;
+  if (args.category) {
+    const wanted = new Set(args.category.split(',').map((c) => c.trim()));
+    scenarios = scenarios.filter((s) => wanted.has(s.category));
+  }
+  scenarios = shardScenarios(scenarios, args.shard);
+  if (args.limit) scenarios = scenarios.slice(0, args.limit);
+
+  const solver = await makeSolver(args, io);
+  const judge = args.judgeBaseUrl && args.judgeModel ? { baseUrl: args.judgeBaseUrl, model: args.judgeModel, apiKey: args.apiKey, fetch: io.fetch } : undefined;
+  const task = defineTask({ name: path.basename(source).replace(/\.(jsonl|json|ya?ml)$/i, ''), dataset: scenarios, solver, scorers: defaultScorers({ judge }) });
+
+  const fhirBaseUrl = args.fhirBaseUrl ?? io.env.FHIR_BASE_URL;
+  const gateway = args.solver === 'model' && args.mode === 'gateway';
+  const headers = (args.fhirAuthHeader ?? io.env.FHIR_AUTH_HEADER) ? { authorization: (args.fhirAuthHeader ?? io.env.FHIR_AUTH_HEADER)! } : undefined;
+  const { environment } = await createEnvironment({
+    fhirBaseUrl: fhirBaseUrl || (gateway && args.baseUrl ? new URL('/fhir', args.baseUrl).href : undefined),
+    headers,
+    loadEhr: args.loadEhr,
+    bundles: async () =>
+      dataset.medagentbench ? generateMabEhr(dataset.medagentbench) : (await import('../../fixtures/synthetic-ehr.ts')).loadSyntheticEhrBundles(),
+  });
+
+  const logPath = args.log ?? path.join('.eval-runs', `${new Date().toISOString().replace(/[:.]/g, '-')}-${task.name}.jsonl`);
+  await mkdir(path.dirname(path.resolve(logPath)), { recursive: true });
+  const previous = args.resume && existsSync(logPath) ? await readEvalLog(logPath) : undefined;
+  const planned = new Set(plannedSamples(scenarios, args.epochs).map(({ scenario, epoch }) => sampleKey({ id: scenario.id, epoch })));
+  const prior = (previous?.samples ?? []).filter((s) => planned.has(sampleKey(s)));
+  const skip = new Set(prior.map(sampleKey));
+  const writer = await EvalLogWriter.open(logPath, { resume: Boolean(previous) });
+  if (!previous?.header) {
+    await writer.append({
+      type: 'header',
+      schemaVersion: LOG_SCHEMA_VERSION,
+      runId: `${Date.now().toString(36)}-${process.pid}`,
+      createdAt: new Date().toISOString(),
+      git: await gitRevision(),
+      task: task.name,
+      dataset: { source, sha256: dataset.sha256, scenarios: dataset.scenarios.length },
+      solver: { name: solver.name, args: solver.args },
+      scorers: task.scorers.map((s) => ({ name: s.name, args: s.args })),
+      spec: {
+        epochs: args.epochs, concurrency: args.concurrency, maxSteps: args.maxSteps, limit: args.limit ?? null, category: args.category ?? null,
+        shard: args.shard ? `${args.shard.index}/${args.shard.count}` : null, isolation: environment.isolation, environment: environment.description,
+      },
+    });
+  } else {
+    await writer.append({ type: 'resume', at: new Date().toISOString(), skipped: skip.size });
+  }
+
+  const progress = args.quiet ? undefined : new ProgressBar({ total: planned.size, alreadyDone: prior.length, alreadyPassed: prior.filter((s) => s.passed).length, stream: io.stderr });
+  const controller = new AbortController();
+  const onSignal = () => controller.abort();
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  let fresh: SampleRecord[] = [];
+  try {
+    fresh = await runEval({
+      task,
+      environment,
+      concurrency: args.concurrency,
+      epochs: args.epochs,
+      maxSteps: args.maxSteps,
+      snapshotWrites: gateway,
+      clockPinned: !gateway,
+      skip,
+      signal: controller.signal,
+      onSample: async (rec) => {
+        await writer.append(rec);
+        progress?.tick(rec);
+      },
+    });
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    progress?.finish();
+  }
+  const all = [...prior, ...fresh];
+  const summary = summarize(all);
+  const interrupted = controller.signal.aborted || all.length < planned.size;
+  await writer.append({ type: 'footer', status: interrupted ? 'interrupted' : summary.overall.errors ? 'error' : 'success', finishedAt: new Date().toISOString(), summary: summary as unknown as Record<string, unknown> });
+  await writer.close();
+  await environment.close();
+
+  const out = io.stdout;
+  out.write(`log: ${logPath}\n`);
+  out.write('| category | pass rate | errors |\n|---|---|---|\n');
+  for (const [cat, g] of Object.entries(summary.byCategory)) out.write(`| ${cat} | ${formatPassRate(g)} | ${g.errors} |\n`);
+  const o = summary.overall;
+  out.write(`tokens: prompt ${o.promptTokens}, completion ${o.completionTokens}, reasoning ${o.reasoningTokens}, cached ${o.cachedTokens}; finish reasons ${JSON.stringify(o.finishReasons)}; tool calls ${o.toolCalls} (${o.toolErrors} errors)\n`);
+  if (o.errors) out.write(`harness errors: ${o.errors} (e.g. ${all.find((s) => s.error)?.error?.slice(0, 200)})\n`);
+  const pct = o.samples ? (100 * o.passed) / o.samples : 0;
+  out.write(`pass rate: ${Number(pct.toFixed(1))}% (${o.passed}/${o.samples})\n`);
+  if (interrupted) return EXIT.harnessError;
+  if (o.errors) return EXIT.harnessError;
+  if (args.minPassRate !== undefined && pct < args.minPassRate) return EXIT.belowMinPassRate;
+  return EXIT.ok;
+}
+
+async function makeSolver(args: RunArgs, io: RunIo): Promise<Solver> {
+  if (args.solver === 'reference') return referenceSolver();
+  if (args.solver === 'replay') {
+    if (!args.replay) throw new UsageError('--solver replay needs --replay <log.jsonl>');
+    return replaySolver((await readEvalLog(args.replay)).samples);
+  }
+  const baseUrl = args.baseUrl ?? io.env.UPSTREAM_BASE_URL;
+  const model = args.model ?? io.env.UPSTREAM_MODEL;
+  if (!baseUrl || !model) throw new UsageError('--solver model needs --base-url and --model');
+  const tools = args.mode === 'client-tools' ? await import('../../tools/index.ts') : undefined;
+  return modelSolver({
+    baseUrl,
+    model,
+    apiKey: args.apiKey ?? io.env.UPSTREAM_API_KEY,
+    mode: args.mode,
+    fetch: io.fetch,
+    temperature: args.temperature,
+    maxTokens: args.maxTokens,
+    tools: tools ? { definitions: tools.openAiToolDefinitions, execute: tools.executeTool } : undefined,
+  });
+}
+
+export class UsageError extends Error {}

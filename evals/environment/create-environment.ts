@@ -1,0 +1,50 @@
+// Chooses the FHIR backend for a run: an external server (FHIR_BASE_URL, e.g. HAPI or the MedAgentBench image)
+// with per-scenario cleanup, or the embedded store loaded with the dataset's EHR and forked per scenario.
+import type { Bundle } from '@medplum/fhirtypes';
+import type { FhirClient } from '../../src/fhir/fhir-client.ts';
+import { cleanupEnvironment, forkEnvironment, type ClientFactory, type FhirEnvironment } from './fhir-environment.ts';
+
+export interface EnvironmentSpec {
+  /** External FHIR base URL; when absent the embedded store is used. */
+  fhirBaseUrl?: string;
+  headers?: Record<string, string>;
+  /** The EHR for the embedded store, or to upload to an external one when `loadEhr` is set. */
+  bundles: () => Promise<Bundle[]>;
+  loadEhr?: boolean;
+  /** Force the shared-store strategy on the embedded store (a gateway in the same process writes to it). */
+  shared?: boolean;
+}
+
+export interface CreatedEnvironment {
+  environment: FhirEnvironment;
+  /** The embedded server, when one was created (a gateway under test can be pointed at it). */
+  embedded?: { fetch: typeof fetch; handle: (...args: never[]) => unknown };
+}
+
+export async function createEnvironment(spec: EnvironmentSpec): Promise<CreatedEnvironment> {
+  const { createMedplumFhirClient } = await import('../../src/fhir/medplum-fhir-client.ts');
+  const makeClient: ClientFactory = (o) => createMedplumFhirClient({ baseUrl: o.baseUrl, fetch: o.fetch, headers: o.headers, maxResults: 100_000 });
+  if (spec.fhirBaseUrl) {
+    if (spec.loadEhr) await uploadBundles(makeClient({ baseUrl: spec.fhirBaseUrl, headers: spec.headers }), await spec.bundles());
+    return {
+      environment: cleanupEnvironment({ baseUrl: spec.fhirBaseUrl, headers: spec.headers, makeClient, description: `external ${spec.fhirBaseUrl}, writes deleted after each scenario` }),
+    };
+  }
+  const { createEmbeddedFhirServer } = await import('../../src/fhir/embedded/embedded-fhir-server.ts');
+  const server = await createEmbeddedFhirServer({ baseUrl: 'http://embedded.local/fhir' });
+  await server.loadBundles(await spec.bundles());
+  const environment = spec.shared
+    ? cleanupEnvironment({ baseUrl: 'http://embedded.local/fhir', fetch: server.fetch, makeClient, description: 'embedded store shared with the gateway, writes deleted after each scenario' })
+    : forkEnvironment(server, makeClient);
+  return { environment, embedded: server as unknown as CreatedEnvironment['embedded'] };
+}
+
+async function uploadBundles(fhir: FhirClient, bundles: Bundle[]): Promise<void> {
+  for (const b of bundles) {
+    const entries = b.entry ?? [];
+    // Chunked so HAPI's transaction size limits are not hit.
+    for (let i = 0; i < entries.length; i += 500) {
+      await fhir.executeBatch({ resourceType: 'Bundle', type: 'transaction', entry: entries.slice(i, i + 500) });
+    }
+  }
+}

@@ -1,0 +1,31 @@
+// Wraps a fetch so every successful FHIR create/update made through it is remembered: exact write capture
+// for the harness's own client (client-side tools and the reference solver), at no extra request.
+import type { Resource } from '@medplum/fhirtypes';
+
+export interface RecordingFetch {
+  fetch: typeof fetch;
+  writes(): Resource[];
+}
+
+export function recordingFetch(inner: typeof fetch): RecordingFetch {
+  const written = new Map<string, Resource>();
+  const wrapped: typeof fetch = async (input, init) => {
+    const res = await inner(input, init);
+    const method = (init?.method ?? (input instanceof Request ? input.method : 'GET')).toUpperCase();
+    if ((method === 'POST' || method === 'PUT' || method === 'PATCH') && res.ok) {
+      try {
+        const body = (await res.clone().json()) as Resource | undefined;
+        if (body?.resourceType === 'Bundle') {
+          for (const e of (body as { entry?: Array<{ resource?: Resource }> }).entry ?? []) record(e.resource);
+        } else record(body);
+      } catch {
+        // a write without a JSON body (return=minimal) cannot be graded from here; the snapshot diff covers it
+      }
+    }
+    return res;
+  };
+  function record(r: Resource | undefined) {
+    if (r?.resourceType && r.id && r.resourceType !== 'OperationOutcome') written.set(`${r.resourceType}/${r.id}`, r);
+  }
+  return { fetch: wrapped, writes: () => [...written.values()] };
+}

@@ -1,0 +1,101 @@
+// The eval contract (inspect-ai shape): Task = dataset + solver + scorers. Types only, no implementation imports.
+import type { Resource } from '@medplum/fhirtypes';
+import type { FhirClient } from '../src/fhir/fhir-client.ts';
+import type { ChatMessage } from '../src/upstream/model-upstream.ts';
+import type { Scenario } from './scenario.ts';
+
+export type CallFinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter' | 'error';
+
+/** One model call, as measured by the harness. */
+export interface ModelCallMetric {
+  finishReason: CallFinishReason;
+  promptTokens: number;
+  completionTokens: number;
+  reasoningTokens: number;
+  cachedTokens: number;
+  latencyMs: number;
+  /** Server-side tool calls the gateway ran inside this call (gateway mode). */
+  serverToolCalls?: number;
+  error?: string;
+}
+
+/** One tool execution, client-side or reported by the gateway's `fhir_agent` extension. */
+export interface ToolTraceEntry {
+  name: string;
+  arguments: string;
+  ok: boolean;
+  error?: string;
+  durationMs?: number;
+  /** Where it ran: the harness, the gateway, or the reference solver's direct FHIR calls. */
+  via: 'client' | 'gateway' | 'reference';
+  written?: Array<{ resourceType: string; id: string }>;
+}
+
+export interface SolverContext {
+  scenario: Scenario;
+  fhir: FhirClient;
+  /** The scenario's pinned clock. */
+  now: () => Date;
+  maxSteps: number;
+  /** 1-based epoch, for solvers that replay a log keyed by (id, epoch). */
+  epoch: number;
+  signal?: AbortSignal;
+}
+
+export interface SolverOutput {
+  /** The FINISH list, or null when the model gave none that parses. */
+  answer: unknown[] | null;
+  /** The raw final text or finish-tool arguments, kept as evidence. */
+  rawAnswer: string | null;
+  transcript: ChatMessage[];
+  toolTrace: ToolTraceEntry[];
+  modelCalls: ModelCallMetric[];
+  /** A harness or transport failure (not a wrong answer). */
+  error?: string;
+  /** Set only by solvers that know the writes without a live store (replay). */
+  writes?: Resource[];
+}
+
+export interface Solver {
+  name: string;
+  args: Record<string, unknown>;
+  solve(ctx: SolverContext): Promise<SolverOutput>;
+}
+
+/** A score carries its evidence. `value` is in [0, 1]; 1 means pass. */
+export interface Score {
+  value: number;
+  answer: string;
+  explanation: string;
+  metadata?: Record<string, unknown>;
+}
+
+export interface ScoreContext {
+  scenario: Scenario;
+  output: SolverOutput;
+  /** Resources written during the sample (after the solver ran). */
+  writes: Resource[];
+  /** The scenario's store after the solver ran, for graders that compute the expected answer at grading time. */
+  fhir: FhirClient;
+  now: Date;
+  /** False when the solver's clock was not the scenario's (gateway mode): timestamps of writes are then not graded. */
+  clockPinned: boolean;
+}
+
+export interface Scorer {
+  name: string;
+  args: Record<string, unknown>;
+  /** Returns undefined when the scorer does not apply to this scenario. Never throws for bad answers. */
+  score(ctx: ScoreContext): Promise<Score | undefined>;
+}
+
+export interface Task {
+  name: string;
+  dataset: Scenario[];
+  solver: Solver;
+  scorers: Scorer[];
+}
+
+export function defineTask(task: Task): Task {
+  return task;
+}

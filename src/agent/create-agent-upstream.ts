@@ -1,0 +1,157 @@
+import { randomUUID } from 'node:crypto';
+import type { FhirClient } from '../fhir/fhir-client.ts';
+import type {
+  CallOptions,
+  ChatParams,
+  FunctionTool,
+  ModelUpstream,
+  UpstreamCompletion,
+  UpstreamDelta,
+} from '../upstream/model-upstream.ts';
+import type { AgentLimits, ExecuteToolFn } from './agent-audit.ts';
+import { createDeltaChannel } from './delta-channel.ts';
+import { executeServerToolCalls } from './execute-server-tool-calls.ts';
+import { fillServerToolResults } from './fill-server-tool-results.ts';
+import { mergeTools } from './merge-tools.ts';
+import { initialMessages } from './prepare-step.ts';
+import { runAgentLoop, type AgentLoopOptions, type AgentLoopResult, type StepRunner } from './run-agent-loop.ts';
+import { createStreamStepRunner, toolCallDeltas } from './stream-step.ts';
+import { createToolResultCache, type ToolResultCache } from './tool-result-cache.ts';
+
+export interface AgentUpstreamOptions {
+  upstream: ModelUpstream;
+  fhir: FhirClient;
+  writesEnabled: boolean;
+  limits: AgentLimits;
+  /** The tools' clock ("now" for relative dates). */
+  now?: () => Date;
+  generateId?: () => string;
+  /** Defaults to `executeTool` from tools/index.ts. */
+  executeTool?: ExecuteToolFn;
+  /** Defaults to `openAiToolDefinitions({ writesEnabled })` from tools/index.ts. */
+  toolDefinitions?: FunctionTool[];
+  /** Interval of streamed keep-alives while tools run. */
+  keepaliveMs?: number;
+  /** Server results kept for follow-ups to mixed turns; 0 disables the cache (results are re-executed). */
+  resultCacheSize?: number;
+  /** Monotonic milliseconds, for durations. */
+  clock?: () => number;
+}
+
+/**
+ * A ModelUpstream decorator that runs the FHIR tools server-side. With `params.serverTools === false` it is a
+ * pure pass-through; a deployment with server tools off simply does not wrap its upstream.
+ *
+ * Mixed turns (server and client calls in one assistant message) are lossless: the server calls run, then the
+ * client gets the whole assistant message (all its tool_calls, `finish_reason: tool_calls`) with the server
+ * results in `fhir_agent.server_results`. The client may append those as tool messages; whatever it leaves out,
+ * the next request fills in from a bounded cache keyed by tool_call_id, else by re-executing the call.
+ */
+export function createAgentUpstream(opts: AgentUpstreamOptions): ModelUpstream {
+  const cache = createToolResultCache(opts.resultCacheSize);
+  const base = {
+    now: opts.now ?? (() => new Date()),
+    generateId: opts.generateId ?? (() => randomUUID().replaceAll('-', '').slice(0, 24)),
+    clock: opts.clock ?? (() => performance.now()),
+  };
+  const keepaliveMs = opts.keepaliveMs ?? 3000;
+
+  async function prepare(params: ChatParams, signal: AbortSignal | undefined, runStep: StepRunner) {
+    const { executeTool, toolDefinitions } = await resolveTools(opts);
+    const loop: AgentLoopOptions = {
+      ...base,
+      params,
+      runStep,
+      serverTools: toolDefinitions,
+      executeTool,
+      fhir: opts.fhir,
+      writesEnabled: opts.writesEnabled,
+      limits: opts.limits,
+      signal,
+      onExecuted: (e) => cache.set(e.call.id, { name: e.call.function.name, arguments: e.call.function.arguments, content: e.content }),
+    };
+    const fill = await fillServerToolResults({
+      messages: initialMessages(params),
+      serverToolNames: mergeTools(params.tools, toolDefinitions).serverToolNames,
+      cache,
+      execute: (calls) =>
+        executeServerToolCalls({ ...loop, calls, step: -1, signal, onResult: loop.onExecuted }),
+    });
+    return { loop: { ...loop, messages: fill.messages }, fill };
+  }
+
+  async function run(loop: AgentLoopOptions, fill: Awaited<ReturnType<typeof prepare>>['fill']): Promise<AgentLoopResult> {
+    const result = await runAgentLoop(loop);
+    if (fill.filled.length) {
+      result.audit.filled = fill.filled;
+      result.audit.tool_calls.unshift(...fill.executed.map((e) => e.audit));
+      result.audit.written.unshift(...fill.executed.flatMap((e) => e.audit.written ?? []));
+    }
+    return result;
+  }
+
+  return {
+    flavour: opts.upstream.flavour,
+    model: opts.upstream.model,
+
+    async doGenerate(params: ChatParams, options?: CallOptions): Promise<UpstreamCompletion> {
+      if (params.serverTools === false) return opts.upstream.doGenerate(params, options);
+      const runStep: StepRunner = (p, { signal }) => opts.upstream.doGenerate(p, { signal });
+      const { loop, fill } = await prepare(params, options?.signal, runStep);
+      return (await run(loop, fill)).completion;
+    },
+
+    async doStream(params: ChatParams, options?: CallOptions): Promise<AsyncIterable<UpstreamDelta>> {
+      if (params.serverTools === false) return opts.upstream.doStream(params, options);
+      const cancel = new AbortController();
+      const signal = options?.signal ? AbortSignal.any([options.signal, cancel.signal]) : cancel.signal;
+      const channel = createDeltaChannel(() => cancel.abort(new Error('stream consumer went away')));
+      const jsonMode = params.responseFormat !== undefined && params.responseFormat.type !== 'text';
+      let opened!: () => void;
+      const ready = new Promise<void>((resolve) => (opened = resolve));
+      const runStep = createStreamStepRunner({ upstream: opts.upstream, emit: channel.push, streamContent: !jsonMode, onOpened: opened });
+      const { loop, fill } = await prepare(params, signal, runStep);
+
+      let keepalive: NodeJS.Timeout | undefined;
+      const finished = run(
+        {
+          ...loop,
+          onEvent: (event) => channel.push({ type: 'extension', data: { fhir_agent: event } }),
+          onToolsRunning: (running) => {
+            clearInterval(keepalive);
+            if (running) keepalive = setInterval(() => channel.push({ type: 'keepalive' }), keepaliveMs);
+          },
+        },
+        fill,
+      ).finally(() => clearInterval(keepalive));
+
+      finished.then(
+        ({ completion, audit }) => {
+          if (jsonMode && completion.content) channel.push({ type: 'content', text: completion.content });
+          for (const d of toolCallDeltas(completion.toolCalls)) channel.push(d);
+          channel.push({ type: 'extension', data: { fhir_agent: { event: 'done', ...audit } } });
+          channel.push({ type: 'finish', finishReason: completion.finishReason });
+          if (completion.usage) channel.push({ type: 'usage', usage: completion.usage });
+          channel.close();
+        },
+        (err) => channel.fail(err),
+      );
+      // Commit to a 200 only once the first upstream call succeeded (or the loop ended without one).
+      await Promise.race([ready, finished.then(() => undefined)]);
+      return channel;
+    },
+  };
+}
+
+let defaults: Promise<{ executeTool: ExecuteToolFn; openAiToolDefinitions: (o: { writesEnabled: boolean }) => FunctionTool[] }> | undefined;
+
+/** tools/index.ts is loaded on first use only, so the loop can be used (and tested) with injected tools alone. */
+async function resolveTools(opts: AgentUpstreamOptions): Promise<{ executeTool: ExecuteToolFn; toolDefinitions: FunctionTool[] }> {
+  if (opts.executeTool && opts.toolDefinitions) return { executeTool: opts.executeTool, toolDefinitions: opts.toolDefinitions };
+  defaults ??= import('../../tools/index.ts');
+  const tools = await defaults;
+  return {
+    executeTool: opts.executeTool ?? tools.executeTool,
+    toolDefinitions: opts.toolDefinitions ?? tools.openAiToolDefinitions({ writesEnabled: opts.writesEnabled }),
+  };
+}

@@ -1,0 +1,81 @@
+import type { FhirClient, FhirRequestTrace } from '../fhir/fhir-client.ts';
+import type { ToolResult } from '../../tools/tool.ts';
+import type { ToolCall } from '../upstream/model-upstream.ts';
+import type { AuditToolCall, ExecuteToolFn } from './agent-audit.ts';
+
+export interface ExecutedToolCall {
+  call: ToolCall;
+  result: ToolResult;
+  /** The `role: tool` message content: the ToolResult as compact JSON. */
+  content: string;
+  audit: AuditToolCall;
+}
+
+export interface ExecuteServerToolCallsOptions {
+  calls: ToolCall[];
+  step: number;
+  executeTool: ExecuteToolFn;
+  fhir: FhirClient;
+  writesEnabled: boolean;
+  signal?: AbortSignal;
+  now: () => Date;
+  /** Monotonic milliseconds, for durations. */
+  clock: () => number;
+  onResult?: (executed: ExecutedToolCall) => void;
+}
+
+/** Runs one turn's server calls concurrently. Never rejects: every failure becomes a `{ok:false}` result. */
+export function executeServerToolCalls(opts: ExecuteServerToolCallsOptions): Promise<ExecutedToolCall[]> {
+  return Promise.all(opts.calls.map((call) => executeOne(call, opts)));
+}
+
+async function executeOne(call: ToolCall, opts: ExecuteServerToolCallsOptions): Promise<ExecutedToolCall> {
+  const traces: FhirRequestTrace[] = [];
+  const started = opts.clock();
+  let result: ToolResult;
+  try {
+    result = await opts.executeTool(call.function.name, call.function.arguments, {
+      fhir: opts.fhir,
+      signal: opts.signal,
+      now: opts.now,
+      writesEnabled: opts.writesEnabled,
+      callId: call.id,
+      onTrace: (t) => traces.push(t),
+    });
+  } catch (err) {
+    // executeTool promises never to throw; if it does anyway, the model still gets an answer.
+    const aborted = opts.signal?.aborted === true;
+    result = {
+      ok: false,
+      error: { code: aborted ? 'aborted' : 'internal_error', message: aborted ? 'aborted' : errorMessage(err) },
+    };
+  }
+  const content = JSON.stringify(result);
+  const audit: AuditToolCall = {
+    id: call.id,
+    name: call.function.name,
+    arguments: call.function.arguments,
+    step: opts.step,
+    ok: result.ok,
+    fhir_requests: traces,
+    duration_ms: round(opts.clock() - started),
+    result_bytes: Buffer.byteLength(content),
+  };
+  if (!result.ok) {
+    const { code, message, status } = result.error;
+    audit.error = status === undefined ? { code, message } : { code, message, status };
+  } else if (result.written?.length) {
+    audit.written = result.written;
+  }
+  const executed = { call, result, content, audit };
+  opts.onResult?.(executed);
+  return executed;
+}
+
+function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+function round(ms: number): number {
+  return Math.round(ms * 100) / 100;
+}

@@ -1,0 +1,76 @@
+import type { ChatMessage, ToolCall } from '../upstream/model-upstream.ts';
+import type { ExecutedToolCall } from './execute-server-tool-calls.ts';
+import type { ToolResultCache } from './tool-result-cache.ts';
+
+export interface FillOptions {
+  messages: ChatMessage[];
+  serverToolNames: ReadonlySet<string>;
+  cache: ToolResultCache;
+  /** Re-executes calls whose result is not cached (reads are repeatable; writes are idempotent by call id). */
+  execute: (calls: ToolCall[]) => Promise<ExecutedToolCall[]>;
+}
+
+export interface FillResult {
+  messages: ChatMessage[];
+  filled: Array<{ tool_call_id: string; source: 'cache' | 'executed' }>;
+  executed: ExecutedToolCall[];
+}
+
+/**
+ * The follow-up half of the mixed-turn rule. After a turn with both server and client calls, the client got
+ * every call back and answers only its own; every server call in the history still lacking a `role: tool`
+ * answer gets one here, inserted after the answers the client sent, so the model sees all results.
+ */
+export async function fillServerToolResults(o: FillOptions): Promise<FillResult> {
+  const gaps = findUnansweredServerCalls(o.messages, o.serverToolNames);
+  if (gaps.length === 0) return { messages: o.messages, filled: [], executed: [] };
+
+  const contents = new Map<string, string>();
+  const filled: FillResult['filled'] = [];
+  const misses: ToolCall[] = [];
+  for (const { call } of gaps) {
+    const hit = o.cache.get(call.id);
+    if (hit && hit.name === call.function.name && hit.arguments === call.function.arguments) {
+      contents.set(call.id, hit.content);
+      filled.push({ tool_call_id: call.id, source: 'cache' });
+    } else {
+      misses.push(call);
+    }
+  }
+  const executed = misses.length ? await o.execute(misses) : [];
+  for (const e of executed) {
+    contents.set(e.call.id, e.content);
+    filled.push({ tool_call_id: e.call.id, source: 'executed' });
+  }
+
+  const messages = [...o.messages];
+  // Insert from the back so earlier insertion points stay valid.
+  for (const gap of [...gaps].reverse()) {
+    messages.splice(gap.insertAt, 0, { role: 'tool', tool_call_id: gap.call.id, content: contents.get(gap.call.id)! });
+  }
+  return { messages, filled, executed };
+}
+
+interface Gap {
+  call: ToolCall;
+  /** Index just past the tool messages that follow the assistant message. */
+  insertAt: number;
+}
+
+function findUnansweredServerCalls(messages: ChatMessage[], serverToolNames: ReadonlySet<string>): Gap[] {
+  const gaps: Gap[] = [];
+  messages.forEach((m, i) => {
+    if (m.role !== 'assistant' || !m.tool_calls?.length) return;
+    let end = i + 1;
+    const answered = new Set<string>();
+    for (; end < messages.length; end++) {
+      const next = messages[end];
+      if (next.role !== 'tool') break;
+      answered.add(next.tool_call_id);
+    }
+    for (const call of m.tool_calls) {
+      if (serverToolNames.has(call.function.name) && !answered.has(call.id)) gaps.push({ call, insertAt: end });
+    }
+  });
+  return gaps;
+}

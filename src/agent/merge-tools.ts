@@ -1,0 +1,20 @@
+import type { FunctionTool } from '../upstream/model-upstream.ts';
+
+export interface MergedTools {
+  tools: FunctionTool[];
+  /** Names the gateway executes itself. */
+  serverToolNames: ReadonlySet<string>;
+}
+
+/**
+ * Offers the server tools beside the client's. On a name clash the client's tool wins: the client asked for
+ * that name explicitly and expects to receive the call, while the server tool is an unrequested default.
+ */
+export function mergeTools(clientTools: FunctionTool[] | undefined, serverTools: FunctionTool[]): MergedTools {
+  const clientNames = new Set((clientTools ?? []).map((t) => t.function.name));
+  const server = serverTools.filter((t) => !clientNames.has(t.function.name));
+  return {
+    tools: [...(clientTools ?? []), ...server],
+    serverToolNames: new Set(server.map((t) => t.function.name)),
+  };
+}

@@ -1,0 +1,176 @@
+import type { FhirClient } from '../fhir/fhir-client.ts';
+import type {
+  ChatMessage,
+  ChatParams,
+  FunctionTool,
+  ToolCall,
+  UpstreamCompletion,
+  Usage,
+} from '../upstream/model-upstream.ts';
+import type { AgentAudit, AgentLimits, AgentStreamEvent, AuditStep, ExecuteToolFn, StopReason } from './agent-audit.ts';
+import { createDeadline } from './deadline.ts';
+import { executeServerToolCalls, type ExecutedToolCall } from './execute-server-tool-calls.ts';
+import { mergeTools } from './merge-tools.ts';
+import { ensureToolCallIds, partitionToolCalls } from './partition-tool-calls.ts';
+import { initialMessages, stepParams } from './prepare-step.ts';
+import { finishReasonFor, stopReasonAfterStep, withinToolCallLimit } from './stop-condition.ts';
+import { STEP_SEPARATOR } from './stream-step.ts';
+import { sumUsage } from './sum-usage.ts';
+import { createTokenBudget } from './token-budget.ts';
+
+/** One upstream call: `doGenerate`, or `doStream` collected while its reasoning streams to the client. */
+export type StepRunner = (params: ChatParams, ctx: { index: number; signal: AbortSignal }) => Promise<UpstreamCompletion>;
+
+export interface AgentLoopOptions {
+  params: ChatParams;
+  runStep: StepRunner;
+  serverTools: FunctionTool[];
+  executeTool: ExecuteToolFn;
+  fhir: FhirClient;
+  writesEnabled: boolean;
+  limits: AgentLimits;
+  /** The client's disconnect. */
+  signal?: AbortSignal;
+  now: () => Date;
+  clock: () => number;
+  generateId: () => string;
+  /** The conversation to start from; defaults to the request's (see `initialMessages`). */
+  messages?: ChatMessage[];
+  onEvent?: (event: AgentStreamEvent) => void;
+  /** Brackets each batch of tool executions (the streamed edge sends keep-alives meanwhile). */
+  onToolsRunning?: (running: boolean) => void;
+  onExecuted?: (executed: ExecutedToolCall) => void;
+}
+
+export interface AgentLoopResult {
+  completion: UpstreamCompletion;
+  audit: AgentAudit;
+}
+
+/** step → split calls → stop? → execute server calls → append → repeat. */
+export async function runAgentLoop(o: AgentLoopOptions): Promise<AgentLoopResult> {
+  const deadline = createDeadline(o.limits.deadlineMs, o.signal);
+  const { tools, serverToolNames } = mergeTools(o.params.tools, o.serverTools);
+  const budget = createTokenBudget(o.params.maxTokens);
+  const messages = o.messages ? [...o.messages] : initialMessages(o.params);
+  const seenIds = new Set(messages.flatMap((m) => (m.role === 'assistant' ? (m.tool_calls ?? []).map((c) => c.id) : [])));
+  const audit: AgentAudit = { steps: [], tool_calls: [], written: [], stop_reason: 'final' };
+  const text = { content: [] as string[], reasoning: [] as string[] };
+  let usage: Usage | null = null;
+  let last: UpstreamCompletion | undefined;
+  let returned: ToolCall[] = [];
+  let toolCallsDone = 0;
+  let stop: StopReason | null = null;
+  try {
+    do {
+      o.signal?.throwIfAborted();
+      if (deadline.hit) {
+        stop = 'deadline';
+        break;
+      }
+      const index = audit.steps.length;
+      const started = o.clock();
+      const params = stepParams({ params: o.params, messages, tools, stepIndex: index, maxTokens: budget.remaining });
+      let step: UpstreamCompletion;
+      try {
+        step = await o.runStep(params, { index, signal: deadline.signal });
+      } catch (err) {
+        if (deadline.hit && !o.signal?.aborted) {
+          stop = 'deadline';
+          break;
+        }
+        throw err;
+      }
+      step = { ...step, toolCalls: ensureToolCallIds(step.toolCalls, seenIds, o.generateId) };
+      last = step;
+      budget.consume(step);
+      usage = sumUsage(usage, step.usage);
+      if (step.content) text.content.push(step.content);
+      if (step.reasoning) text.reasoning.push(step.reasoning);
+      const auditStep: AuditStep = { index, usage: step.usage, finish_reason: step.finishReason, tool_calls: 0, duration_ms: 0 };
+      audit.steps.push(auditStep);
+
+      const calls = partitionToolCalls(step.toolCalls, serverToolNames);
+      stop = stopReasonAfterStep({
+        step,
+        calls,
+        stepsDone: index + 1,
+        toolCallsDone,
+        limits: o.limits,
+        budget,
+        deadlineHit: deadline.hit,
+      });
+      // A mixed turn runs its server calls now (limits permitting) and hands them to the client with the rest.
+      const runServerCalls =
+        calls.server.length > 0 &&
+        (stop === null || (stop === 'client_tool_calls' && withinToolCallLimit({ calls, toolCallsDone, limits: o.limits })));
+      if (runServerCalls) {
+        const executed = await runTools(o, calls.server, index, deadline.signal);
+        toolCallsDone += executed.length;
+        auditStep.tool_calls = executed.length;
+        for (const e of executed) {
+          audit.tool_calls.push(e.audit);
+          audit.written.push(...(e.audit.written ?? []));
+        }
+        if (stop === null) {
+          messages.push(assistantMessage(step, calls.server), ...executed.map(toolMessage));
+          o.signal?.throwIfAborted();
+          if (deadline.hit) stop = 'deadline';
+        } else {
+          audit.server_results = executed.map((e) => ({ tool_call_id: e.call.id, content: e.content }));
+        }
+      }
+      if (stop === 'client_tool_calls') returned = step.toolCalls;
+      auditStep.duration_ms = Math.round(o.clock() - started);
+    } while (stop === null);
+  } finally {
+    deadline.dispose();
+  }
+  audit.stop_reason = stop ?? 'final';
+  const jsonMode = o.params.responseFormat !== undefined && o.params.responseFormat.type !== 'text';
+  return {
+    audit,
+    completion: {
+      // JSON mode: the answer must parse, so only the final step's content counts.
+      content: jsonMode ? (stop === 'final' ? (last?.content ?? null) : null) : text.content.join(STEP_SEPARATOR) || null,
+      reasoning: text.reasoning.join(STEP_SEPARATOR) || null,
+      toolCalls: returned,
+      finishReason: finishReasonFor(audit.stop_reason, last?.finishReason),
+      usage,
+      extensions: { fhir_agent: audit },
+    },
+  };
+}
+
+async function runTools(o: AgentLoopOptions, calls: ToolCall[], step: number, signal: AbortSignal) {
+  for (const c of calls) {
+    o.onEvent?.({ event: 'tool_call', step, id: c.id, name: c.function.name, arguments: c.function.arguments });
+  }
+  o.onToolsRunning?.(true);
+  try {
+    return await executeServerToolCalls({
+      calls,
+      step,
+      executeTool: o.executeTool,
+      fhir: o.fhir,
+      writesEnabled: o.writesEnabled,
+      signal,
+      now: o.now,
+      clock: o.clock,
+      onResult: (e) => {
+        o.onExecuted?.(e);
+        o.onEvent?.({ event: 'tool_result', ...e.audit });
+      },
+    });
+  } finally {
+    o.onToolsRunning?.(false);
+  }
+}
+
+function assistantMessage(step: UpstreamCompletion, serverCalls: ToolCall[]): ChatMessage {
+  return { role: 'assistant', content: step.content, reasoning_content: step.reasoning, tool_calls: serverCalls };
+}
+
+function toolMessage(e: ExecutedToolCall): ChatMessage {
+  return { role: 'tool', tool_call_id: e.call.id, content: e.content };
+}

@@ -1,0 +1,54 @@
+// The CLI edge: usage errors exit 64 with a message; `report` merges logs; synth writes a task file.
+// (compare is covered in-process in eval-log-and-report.test.ts; every spawn here costs ~2 s of tsx start-up.)
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const exec = promisify(execFile);
+const cli = (...args: string[]) =>
+  exec('npx', ['tsx', 'evals/cli.ts', ...args], { timeout: 30_000 }).then(
+    (r) => ({ code: 0, stdout: r.stdout, stderr: r.stderr }),
+    (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, stdout: e.stdout, stderr: e.stderr }),
+  );
+
+let dir: string;
+beforeAll(async () => {
+  dir = await mkdtemp(path.join(tmpdir(), 'eval-cli-'));
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('eval CLI', () => {
+  it('rejects bad options with exit 64 and says which', async () => {
+    const bad = await cli('run', '--shard', '3/2', '--concurrency', '0');
+    expect(bad.code).toBe(64);
+    expect(bad.stderr).toMatch(/--concurrency/);
+    expect(bad.stderr).toMatch(/--shard: shard i\/n needs/);
+  });
+
+  it('widens the samples, then reports merged logs', async () => {
+    const out = path.join(dir, 'tasks.json');
+    const synth = await cli('medagentbench-synth', '--from', path.resolve('../shared/data/medagentbench/sample_tasks.json'), '--out', out, '--per-category', '5');
+    expect(synth.code).toBe(0);
+    expect(JSON.parse(await readFile(out, 'utf8'))).toHaveLength(50);
+
+    const sample = (id: string, passed: boolean) => ({
+      type: 'sample', id, epoch: 1, category: id.split('_')[0], passed, scores: { medagentbench: { value: passed ? 1 : 0, answer: '[]', explanation: 'x' } },
+      answer: [], rawAnswer: null, transcript: [], toolTrace: [], modelCalls: [], writes: [],
+      metrics: { steps: 1, toolCalls: 0, toolErrors: 0, finishReasons: { stop: 1 }, promptTokens: 5, completionTokens: 1, reasoningTokens: 0, cachedTokens: 0, modelLatencyMs: 3, latencyMs: 4 },
+      startedAt: '2025-01-01T00:00:00Z',
+    });
+    const a = path.join(dir, 'a.jsonl');
+    const b = path.join(dir, 'b.jsonl');
+    await writeFile(a, [sample('task1_1', true), sample('task2_1', false)].map((r) => JSON.stringify(r)).join('\n') + '\n');
+    await writeFile(b, [sample('task1_1', true), sample('task2_1', true)].map((r) => JSON.stringify(r)).join('\n') + '\n');
+    const report = await cli('report', a, b, '--out', path.join(dir, 'merged'));
+    expect(report.code).toBe(0);
+    expect(await readFile(path.join(dir, 'merged.md'), 'utf8')).toContain('pass rate: 50.0% (1/2)'); // first log wins per sample
+    expect(await readFile(path.join(dir, 'merged.html'), 'utf8')).toContain('<svg');
+  });
+});

@@ -1,0 +1,50 @@
+// docker-compose.yml cannot run here (no Docker engine), so check that it parses and is wired as documented.
+import { existsSync, readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+
+const root = new URL('../', import.meta.url);
+const compose = parse(readFileSync(new URL('docker-compose.yml', root), 'utf8')) as {
+  services: Record<string, Record<string, any>>;
+};
+const { hapi, 'hapi-health': health, loader, gateway } = compose.services;
+
+describe('docker-compose.yml', () => {
+  it('runs HAPI FHIR R4 from a pinned v8 image with a /fhir/metadata healthcheck', () => {
+    expect(hapi.image).toMatch(/^hapiproject\/hapi:v8\.\d+\.\d+(-\d+)?$/);
+    expect(hapi.environment['hapi.fhir.fhir_version']).toBe('R4');
+    expect(hapi.environment['spring.datasource.url']).toMatch(/^jdbc:h2:mem:/);
+    // The distroless HAPI image has no shell or curl; the probe runs in a sidecar on HAPI's network namespace.
+    expect(health.network_mode).toBe('service:hapi');
+    expect(health.healthcheck.test.join(' ')).toContain('http://127.0.0.1:8080/fhir/metadata');
+  });
+
+  it('loads the synthetic EHR into HAPI once it is healthy', () => {
+    expect(loader.depends_on['hapi-health'].condition).toBe('service_healthy');
+    expect(loader.build.dockerfile).toBe('docker/gateway.Dockerfile');
+    const command = loader.command.join(' ');
+    expect(command).toMatch(/^npm run load -- /);
+    expect(command).toContain('--fhir-base-url http://hapi:8080/fhir');
+    expect(command).toMatch(/--wait \d+/);
+    expect(loader.command.at(-1)).toBe('fixtures/synthetic-ehr');
+    expect(loader.restart).toBe('no');
+  });
+
+  it('starts the gateway against HAPI after the load, listening publicly only with API keys', () => {
+    expect(gateway.depends_on.loader.condition).toBe('service_completed_successfully');
+    expect(gateway.environment).toMatchObject({ FHIR_BASE_URL: 'http://hapi:8080/fhir', HOST: '0.0.0.0' });
+    expect(gateway.environment.API_KEYS).toMatch(/^\$\{API_KEYS:\?.+\}$/);
+    expect(gateway.ports[0]).toMatch(/:8080$/);
+    expect(gateway.image).toBe(loader.image);
+  });
+
+  it('builds from a small Dockerfile that installs with npm ci and starts with npm start', () => {
+    const dockerfile = readFileSync(new URL('docker/gateway.Dockerfile', root), 'utf8');
+    expect(dockerfile).toMatch(/^FROM node:20/m);
+    expect(dockerfile).toMatch(/^RUN npm ci\b/m);
+    expect(dockerfile).toMatch(/^CMD \["npm", "start"\]/m);
+    expect(dockerfile).toMatch(/^COPY package\.json package-lock\.json/m);
+    expect(readFileSync(new URL('docker/gateway.Dockerfile.dockerignore', root), 'utf8')).toMatch(/^node_modules$/m);
+    expect(existsSync(new URL('package-lock.json', root))).toBe(true);
+  });
+});
