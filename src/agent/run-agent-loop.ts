@@ -15,7 +15,7 @@ import { ensureToolCallIds, partitionToolCalls } from './partition-tool-calls.ts
 import { initialMessages, stepParams } from './prepare-step.ts';
 import { finishReasonFor, stopReasonAfterStep, withinToolCallLimit } from './stop-condition.ts';
 import { STEP_SEPARATOR } from './stream-step.ts';
-import { sumUsage } from './sum-usage.ts';
+import { sumUsage } from '../upstream/sum-usage.ts';
 import { createTokenBudget } from './token-budget.ts';
 
 /** One upstream call: `doGenerate`, or `doStream` collected while its reasoning streams to the client. */

@@ -1,0 +1,91 @@
+// buildApp(deps): fastify, auth, rate limit, error envelope, routes. It never listens; src/server.ts does.
+import { randomUUID } from 'node:crypto';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
+import type { Config } from './config.ts';
+import { createApiKeyChecker, bearerToken } from './http/api-key-checker.ts';
+import { chatCompletionsRoute } from './http/chat-completions-route.ts';
+import { registerErrorHandling, sendApiError } from './http/error-handler.ts';
+import { healthRoute, modelsRoutes } from './http/models-route.ts';
+import { createRateLimiter } from './http/rate-limiter.ts';
+import { ApiError } from './openai/api-error.ts';
+import type { ModelUpstream } from './upstream/model-upstream.ts';
+
+export interface AppDeps {
+  config: Config;
+  /** null when no UPSTREAM_BASE_URL is set: chat answers 503, everything else works. */
+  upstream: ModelUpstream | null;
+  logger?: FastifyBaseLogger;
+  /** Wall clock in ms (created timestamps, rate limiting). */
+  now?: () => number;
+  generateId?: () => string;
+  /** Extra routes mounted behind the same auth (e.g. the embedded FHIR server under /fhir). */
+  plugins?: Array<(app: FastifyInstance) => Promise<void>>;
+}
+
+const PROTECTED = /^\/(v1|fhir)(\/|\?|$)/;
+const REQUEST_ID = /^[\w.:-]{1,64}$/;
+
+export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const { config } = deps;
+  const now = deps.now ?? Date.now;
+  const generateId = deps.generateId ?? (() => randomUUID().replaceAll('-', ''));
+  const app = Fastify({
+    loggerInstance: deps.logger,
+    bodyLimit: config.BODY_LIMIT_BYTES,
+    requestIdHeader: false,
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+    },
+  });
+  // JSON only: text/plain bodies get a 415 in the envelope instead of a confusing type error.
+  app.removeContentTypeParser('text/plain');
+  registerErrorHandling(app);
+
+  const checkKey = createApiKeyChecker(config.API_KEYS);
+  const limit = createRateLimiter({ perMinute: config.RATE_LIMIT_PER_MINUTE, now });
+  const callerKey = (req: FastifyRequest) => bearerToken(req.headers.authorization);
+
+  app.addHook('onRequest', async (req, reply) => {
+    reply.header('x-request-id', req.id);
+    if (!PROTECTED.test(req.url)) return;
+    if (config.authEnabled && !checkKey(callerKey(req))) {
+      const missing = !req.headers.authorization;
+      return sendApiError(
+        reply,
+        new ApiError(
+          401,
+          missing
+            ? "You didn't provide an API key. Send it in the Authorization header as 'Bearer YOUR_KEY'."
+            : 'Incorrect API key provided.',
+          { code: 'invalid_api_key', type: 'invalid_request_error' },
+        ),
+      );
+    }
+    const decision = limit(config.authEnabled ? `key:${callerKey(req)}` : `ip:${req.ip}`);
+    if (!decision.ok) {
+      return sendApiError(
+        reply,
+        new ApiError(429, `Rate limit reached: ${config.RATE_LIMIT_PER_MINUTE} requests per minute. Retry after ${decision.retryAfterS} s.`, {
+          type: 'rate_limit_error',
+          code: 'rate_limit_exceeded',
+          headers: { 'retry-after': String(decision.retryAfterS) },
+        }),
+      );
+    }
+  });
+
+  await app.register(healthRoute, { upstreamConfigured: deps.upstream !== null });
+  await app.register(modelsRoutes, { modelId: config.MODEL_ID, created: Math.floor(now() / 1000) });
+  await app.register(chatCompletionsRoute, {
+    modelId: config.MODEL_ID,
+    upstream: deps.upstream,
+    imageMaxBytes: config.IMAGE_MAX_BYTES,
+    deadlineMs: config.REQUEST_DEADLINE_MS,
+    logMessageContent: config.LOG_MESSAGE_CONTENT,
+    now,
+    generateId,
+  });
+  for (const plugin of deps.plugins ?? []) await plugin(app);
+  return app;
+}

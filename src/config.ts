@@ -1,0 +1,98 @@
+// Environment → typed Config. Every variable is declared once here; `--help` is generated from the same table.
+import { z } from 'zod';
+
+const bool = z.enum(['true', 'false', '1', '0', 'yes', 'no']).transform((v) => v === 'true' || v === '1' || v === 'yes');
+const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+const list = z.string().transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean));
+
+interface VarSpec {
+  schema: z.ZodType;
+  help: string;
+  default?: string;
+}
+
+/** The public interface: names, defaults and meanings of every environment variable. */
+export const CONFIG_VARS = {
+  PORT: { schema: int(0, 65535), default: '8080', help: 'TCP port to listen on (0 = any free port).' },
+  HOST: { schema: z.string().min(1), default: '127.0.0.1', help: 'Interface to bind. Auth may be off only on loopback.' },
+  API_KEYS: { schema: list, help: 'Accepted API keys, comma-separated. Unset = auth off (loopback HOST only).' },
+  UPSTREAM_BASE_URL: {
+    schema: z.url({ protocol: /^https?$/ }).refine((u) => /\/v1\/?$/.test(u), 'must end in /v1'),
+    help: 'OpenAI-compatible upstream base URL ending in /v1, e.g. http://127.0.0.1:11434/v1 (Ollama).',
+  },
+  UPSTREAM_API_KEY: { schema: z.string(), help: 'Bearer key sent to the upstream.' },
+  UPSTREAM_MODEL: { schema: z.string().min(1), help: 'Model name the upstream expects (defaults to the part of MODEL_ID after "/").' },
+  MODEL_ID: {
+    schema: z.string().regex(/^[\w.-]+\/[\w.:-]+$/, 'must look like <provider>/<model_name>'),
+    default: 'fhir-agent/clinical-reasoner',
+    help: 'Public model id, <provider>/<model_name>; the only model clients may ask for.',
+  },
+  UPSTREAM_FLAVOUR: {
+    schema: z.enum(['auto', 'vllm', 'sglang', 'ollama', 'llamacpp', 'deepseek', 'openai']),
+    default: 'auto',
+    help: 'How to switch thinking off upstream: vllm|sglang|ollama|llamacpp|deepseek|openai, or auto-detect.',
+  },
+  UPSTREAM_TIMEOUT_MS: { schema: int(100, 3_600_000), default: '600000', help: 'Per-attempt upstream timeout.' },
+  UPSTREAM_MAX_RETRIES: { schema: int(0, 10), default: '2', help: 'Retries for 429, 5xx and network errors (before the first byte only).' },
+  REQUEST_DEADLINE_MS: { schema: int(100, 3_600_000), default: '900000', help: 'Overall deadline for one chat request, retries included.' },
+  RATE_LIMIT_PER_MINUTE: { schema: int(0, 1_000_000_000), default: '600', help: 'Requests per minute per API key (0 = unlimited).' },
+  BODY_LIMIT_BYTES: { schema: int(1024, 1_073_741_824), default: '26214400', help: 'Largest accepted request body.' },
+  IMAGE_MAX_BYTES: { schema: int(1, 1_073_741_824), default: '20971520', help: 'Largest decoded data: image in a message.' },
+  LOG_LEVEL: { schema: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']), default: 'info', help: 'pino log level.' },
+  LOG_MESSAGE_CONTENT: { schema: bool, default: 'false', help: 'Log message contents (may hold PHI). Off by default.' },
+  FHIR_BASE_URL: { schema: z.url({ protocol: /^https?$/ }), help: 'External FHIR R4 server (e.g. HAPI). Unset = embedded server at /fhir.' },
+  FHIR_AUTH_HEADER: { schema: z.string().regex(/^[^\r\n]+$/), help: 'Authorization header value sent to FHIR_BASE_URL, e.g. "Bearer abc".' },
+  FHIR_WRITE_TOOLS: { schema: bool, default: 'false', help: 'Enable the write tools (record_observation, order_medication, order_service).' },
+  FHIR_SEED: { schema: bool, default: 'true', help: 'Seed the embedded FHIR server with the synthetic EHR at startup.' },
+  SERVER_TOOLS: { schema: bool, default: 'true', help: 'Run the FHIR tools server-side on chat requests (false = pure pass-through).' },
+  AGENT_MAX_STEPS: { schema: int(1, 100), default: '8', help: 'Most model calls per chat request in the tool loop.' },
+  AGENT_MAX_TOOL_CALLS: { schema: int(1, 1000), default: '32', help: 'Most server-side tool calls per chat request.' },
+  AGENT_DEADLINE_MS: { schema: int(100, 3_600_000), default: '300000', help: 'Deadline for the whole tool loop of one request.' },
+} satisfies Record<string, VarSpec>;
+
+type Vars = typeof CONFIG_VARS;
+type Parsed = { [K in keyof Vars]: Vars[K] extends { default: string } ? z.output<Vars[K]['schema']> : z.output<Vars[K]['schema']> | undefined };
+
+export interface Config extends Omit<Parsed, 'API_KEYS'> {
+  API_KEYS: string[];
+  /** Resolved upstream model name. */
+  upstreamModel: string;
+  authEnabled: boolean;
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
+export const isLoopbackHost = (host: string): boolean => LOOPBACK.has(host) || host.startsWith('127.');
+
+/** Validates the environment. Throws ConfigError with one line naming the first bad variable. */
+export function loadConfig(env: Record<string, string | undefined>): Config {
+  const out: Record<string, unknown> = {};
+  for (const [name, spec] of Object.entries(CONFIG_VARS) as Array<[string, VarSpec]>) {
+    const raw = env[name] === '' ? undefined : (env[name] ?? spec.default);
+    if (raw === undefined) continue;
+    const parsed = spec.schema.safeParse(raw);
+    if (!parsed.success) {
+      const shown = name.includes('KEY') || name.includes('AUTH') ? '<redacted>' : JSON.stringify(raw);
+      throw new ConfigError(`invalid ${name}=${shown}: ${parsed.error.issues[0]?.message ?? 'invalid value'}`);
+    }
+    out[name] = parsed.data;
+  }
+  const parsed = out as Parsed;
+  const keys = parsed.API_KEYS ?? [];
+  if (keys.length === 0 && !isLoopbackHost(parsed.HOST)) {
+    throw new ConfigError(`invalid API_KEYS: required when HOST=${parsed.HOST} is not a loopback address`);
+  }
+  const upstreamModel = parsed.UPSTREAM_MODEL ?? parsed.MODEL_ID.split('/').slice(1).join('/');
+  return { ...parsed, API_KEYS: keys, upstreamModel, authEnabled: keys.length > 0 };
+}
+
+export function configHelp(): string {
+  const lines = ['fhir-agent-gateway: configuration (environment variables)', ''];
+  for (const [name, spec] of Object.entries(CONFIG_VARS) as Array<[string, VarSpec]>) {
+    lines.push(`  ${name.padEnd(22)} ${spec.help}${spec.default !== undefined ? ` [default: ${spec.default}]` : ''}`);
+  }
+  return lines.join('\n');
+}

@@ -1,0 +1,89 @@
+// POST /v1/chat/completions: thin HTTP glue around ModelUpstream. Validation, n fan-out, deadline, disconnects.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ApiError } from '../openai/api-error.ts';
+import { toChatCompletion } from '../openai/chat-completion.ts';
+import { parseChatRequest, toChatParams } from '../openai/to-chat-params.ts';
+import type { ChatParams, ModelUpstream, UpstreamDelta } from '../upstream/model-upstream.ts';
+import { createChunkEncoder } from './chunk-encoder.ts';
+import { toApiError } from './error-handler.ts';
+import { mergeStreams } from './merge-streams.ts';
+import { writeSse } from './write-sse.ts';
+
+export interface ChatRouteOptions {
+  modelId: string;
+  upstream: ModelUpstream | null;
+  imageMaxBytes: number;
+  deadlineMs: number;
+  logMessageContent: boolean;
+  now: () => number;
+  generateId: () => string;
+}
+
+const notConfigured = () =>
+  new ApiError(503, 'No model is connected: set UPSTREAM_BASE_URL (e.g. http://127.0.0.1:11434/v1 for Ollama) and restart.', {
+    param: 'UPSTREAM_BASE_URL',
+    code: 'upstream_not_configured',
+  });
+
+/** Aborts on client disconnect or at the deadline; `timedOut` tells the two apart. */
+function requestSignal(req: FastifyRequest, reply: FastifyReply, deadlineMs: number) {
+  const controller = new AbortController();
+  const deadline = AbortSignal.timeout(deadlineMs);
+  const onClose = () => {
+    if (!reply.raw.writableFinished) controller.abort(new Error('client disconnected'));
+  };
+  reply.raw.once('close', onClose);
+  return { signal: AbortSignal.any([controller.signal, deadline]), timedOut: () => deadline.aborted, cleanup: () => {
+      reply.raw.off('close', onClose);
+      // Anything still in flight upstream (e.g. a stream abandoned after an encoding error) is no longer wanted.
+      controller.abort(new Error('request finished'));
+    },
+  };
+}
+
+const deadlineError = () => new ApiError(504, 'The request did not complete within the deadline.', { code: 'timeout' });
+
+/** Choice i of an n > 1 request gets its own seed so the choices differ reproducibly. */
+const choiceParams = (params: ChatParams, i: number): ChatParams => (i === 0 || params.seed === undefined ? params : { ...params, seed: params.seed + i });
+
+export async function chatCompletionsRoute(app: FastifyInstance, o: ChatRouteOptions): Promise<void> {
+  app.post('/v1/chat/completions', async (req, reply) => {
+    const body = parseChatRequest(req.body);
+    const params = toChatParams(body, { modelId: o.modelId, imageMaxBytes: o.imageMaxBytes });
+    if (o.logMessageContent) req.log.debug({ messages: params.messages }, 'chat request messages');
+    req.log.info({ stream: !!body.stream, messages: params.messages.length, maxTokens: params.maxTokens, n: body.n ?? 1 }, 'chat request');
+    if (!o.upstream) throw notConfigured();
+    const upstream = o.upstream;
+    const n = body.n ?? 1;
+    const jsonMode = params.responseFormat?.type === 'json_object' || params.responseFormat?.type === 'json_schema';
+    const id = `chatcmpl-${o.generateId()}`;
+    const created = Math.floor(o.now() / 1000);
+    const sig = requestSignal(req, reply, o.deadlineMs);
+    try {
+      if (!body.stream) {
+        const completions = await Promise.all(Array.from({ length: n }, (_, i) => upstream.doGenerate(choiceParams(params, i), { signal: sig.signal })));
+        return toChatCompletion({ id, created, model: o.modelId, completions, jsonMode });
+      }
+      const streams = await Promise.all(Array.from({ length: n }, (_, i) => upstream.doStream(choiceParams(params, i), { signal: sig.signal })));
+      const encoder = createChunkEncoder({ id, created, model: o.modelId, choices: n, jsonMode, includeUsage: !!body.stream_options?.include_usage });
+      const deltas = n === 1 ? mapSingle(streams[0]!) : mergeStreams(streams);
+      await writeSse({ reply, encoder, deltas, requestId: String(req.id), onError: (err) => describeStreamError(err, sig.timedOut(), req) });
+      return reply;
+    } catch (err) {
+      if (sig.timedOut()) throw deadlineError();
+      throw err;
+    } finally {
+      sig.cleanup();
+    }
+  });
+}
+
+async function* mapSingle(stream: AsyncIterable<UpstreamDelta>) {
+  for await (const delta of stream) yield { index: 0, delta };
+}
+
+function describeStreamError(err: unknown, timedOut: boolean, req: FastifyRequest): ApiError {
+  const api = timedOut ? deadlineError() : toApiError(err);
+  req.log.warn({ code: api.code, status: api.status }, 'stream failed after the first byte');
+  return api;
+}

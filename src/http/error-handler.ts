@@ -1,0 +1,76 @@
+// One error handler for the whole app: everything leaves in the OpenAI envelope, fastify's own errors included,
+// and 5xx responses never carry internal details.
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ApiError, internalError } from '../openai/api-error.ts';
+import { UpstreamError } from '../upstream/upstream-error.ts';
+
+function upstreamMessage(body: string | undefined): string | undefined {
+  try {
+    const m = (JSON.parse(body ?? '') as { error?: { message?: unknown } | string; message?: unknown }) ?? {};
+    const msg = typeof m.error === 'string' ? m.error : (m.error?.message ?? m.message);
+    return typeof msg === 'string' ? msg.slice(0, 500) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Maps an upstream failure to what the client should see. Credentials and model names are ours, so 401/403/404 are 502s. */
+export function upstreamToApiError(e: UpstreamError): ApiError {
+  const s = e.statusCode;
+  if (s === 429) {
+    return new ApiError(429, 'The upstream model server is rate limiting requests; retry later.', {
+      type: 'rate_limit_error',
+      code: 'rate_limit_exceeded',
+      headers: { 'retry-after': String(Math.max(1, Math.ceil((e.retryAfterMs ?? 1000) / 1000))) },
+    });
+  }
+  if (s === 400 || s === 413 || s === 422) {
+    return new ApiError(s === 413 ? 413 : 400, `The upstream model server rejected the request: ${upstreamMessage(e.responseBody) ?? 'invalid request'}`, {
+      code: 'upstream_invalid_request',
+    });
+  }
+  if (s === 408) return new ApiError(504, 'The upstream model server timed out.', { code: 'upstream_timeout' });
+  if (s === 401 || s === 403) return new ApiError(502, 'The upstream model server rejected the gateway credentials.', { code: 'upstream_auth_error' });
+  return new ApiError(502, 'The upstream model server failed to answer; try again later.', { code: 'upstream_error' });
+}
+
+export function toApiError(err: unknown): ApiError {
+  if (err instanceof ApiError) return err;
+  if (err instanceof UpstreamError) return upstreamToApiError(err);
+  const e = err as Partial<FastifyError>;
+  switch (e.code) {
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return new ApiError(400, 'We could not parse the JSON body of your request. Send valid JSON.', { code: 'invalid_json' });
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new ApiError(400, 'The request body is empty; send a JSON object.', { code: 'invalid_json' });
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new ApiError(413, 'The request body is too large.', { code: 'request_too_large' });
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return e.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE'
+        ? new ApiError(415, "Unsupported Content-Type; send 'application/json'.", { code: 'unsupported_media_type' })
+        : new ApiError(400, 'Content-Length does not match the body.', { code: 'invalid_request' });
+  }
+  if (typeof e.statusCode === 'number' && e.statusCode >= 400 && e.statusCode < 500) {
+    return new ApiError(e.statusCode, e.message ?? 'Bad request.', { code: 'invalid_request' });
+  }
+  return internalError();
+}
+
+export function sendApiError(reply: FastifyReply, err: ApiError): FastifyReply {
+  return reply.code(err.status).headers(err.headers).type('application/json; charset=utf-8').send(err.toEnvelope());
+}
+
+export function registerErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((err: unknown, req: FastifyRequest, reply: FastifyReply) => {
+    const api = toApiError(err);
+    // Upstream bodies may echo prompts (PHI), so only our own message and the status are logged.
+    if (err instanceof UpstreamError) req.log.warn({ upstreamStatus: err.statusCode, reason: err.message }, 'upstream failed');
+    else if (api.status >= 500) req.log.error({ err }, 'request failed');
+    else req.log.info({ status: api.status, code: api.code }, 'request rejected');
+    return sendApiError(reply, api);
+  });
+  app.setNotFoundHandler((req, reply) =>
+    sendApiError(reply, new ApiError(404, `Unknown route: ${req.method} ${req.url.split('?')[0]}`, { code: 'not_found', type: 'invalid_request_error' })),
+  );
+}

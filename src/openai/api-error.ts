@@ -1,0 +1,44 @@
+// The HTTP edge's one error currency: OpenAI's `{"error":{"message","type","param","code"}}`.
+
+export type ApiErrorType =
+  | 'invalid_request_error'
+  | 'authentication_error'
+  | 'rate_limit_error'
+  | 'server_error'
+  | 'not_found_error';
+
+export interface ErrorEnvelope {
+  error: { message: string; type: ApiErrorType; param: string | null; code: string | null };
+}
+
+export class ApiError extends Error {
+  readonly status: number;
+  readonly type: ApiErrorType;
+  readonly param: string | null;
+  readonly code: string | null;
+  readonly headers: Record<string, string>;
+
+  constructor(
+    status: number,
+    message: string,
+    opts: { type?: ApiErrorType; param?: string | null; code?: string | null; headers?: Record<string, string> } = {},
+  ) {
+    super(message);
+    this.name = 'ApiError';
+    this.status = status;
+    this.type = opts.type ?? (status >= 500 ? 'server_error' : 'invalid_request_error');
+    this.param = opts.param ?? null;
+    this.code = opts.code ?? null;
+    this.headers = opts.headers ?? {};
+  }
+
+  toEnvelope(): ErrorEnvelope {
+    return { error: { message: this.message, type: this.type, param: this.param, code: this.code } };
+  }
+}
+
+export const invalidRequest = (message: string, param: string | null = null, code: string | null = null) =>
+  new ApiError(400, message, { param, code });
+
+export const internalError = () =>
+  new ApiError(500, 'The server had an error while processing your request.', { code: 'internal_error' });

@@ -1,0 +1,74 @@
+// Normalised completions → the wire response (`chat.completion`) and its usage block.
+import type { UpstreamCompletion, Usage } from '../upstream/model-upstream.ts';
+import { sumUsage } from '../upstream/sum-usage.ts';
+import { ApiError } from './api-error.ts';
+import { extractJson } from './extract-json.ts';
+
+export interface WireUsage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  prompt_tokens_details: { cached_tokens: number };
+  completion_tokens_details?: { reasoning_tokens: number };
+}
+
+export function toWireUsage(u: Usage | null): WireUsage {
+  const usage: WireUsage = {
+    prompt_tokens: u?.prompt_tokens ?? 0,
+    completion_tokens: u?.completion_tokens ?? 0,
+    total_tokens: u?.total_tokens ?? 0,
+    prompt_tokens_details: { cached_tokens: u?.cached_tokens ?? 0 },
+  };
+  if (u?.reasoning_tokens !== undefined) usage.completion_tokens_details = { reasoning_tokens: u.reasoning_tokens };
+  return usage;
+}
+
+export const invalidJsonOutput = (truncated: boolean) =>
+  new ApiError(
+    502,
+    truncated
+      ? 'The model ran out of tokens before finishing the JSON required by response_format; raise max_tokens.'
+      : 'The model did not produce valid JSON as required by response_format.',
+    { code: 'invalid_json_output' },
+  );
+
+export function toWireMessage(c: UpstreamCompletion, jsonMode: boolean) {
+  let content = c.content;
+  let reasoning = c.reasoning;
+  if (jsonMode && c.toolCalls.length === 0) {
+    content = extractJson(content ?? '');
+    if (content === null) throw invalidJsonOutput(c.finishReason === 'length');
+  } else if (c.finishReason === 'length' && !content && reasoning && c.toolCalls.length === 0) {
+    // Seed rule 3.1: cut off while still reasoning → the partial reasoning is the content.
+    content = reasoning;
+    reasoning = null;
+  }
+  const message: Record<string, unknown> = { role: 'assistant', content: content ?? null };
+  if (reasoning) message.reasoning_content = reasoning;
+  if (c.toolCalls.length) message.tool_calls = c.toolCalls;
+  return message;
+}
+
+export function toChatCompletion(o: {
+  id: string;
+  created: number;
+  model: string;
+  completions: UpstreamCompletion[];
+  jsonMode: boolean;
+}) {
+  const extensions = Object.assign({}, ...o.completions.map((c) => c.extensions ?? {}));
+  return {
+    id: o.id,
+    object: 'chat.completion' as const,
+    created: o.created,
+    model: o.model,
+    choices: o.completions.map((c, index) => ({
+      index,
+      message: toWireMessage(c, o.jsonMode),
+      logprobs: null,
+      finish_reason: c.finishReason,
+    })),
+    usage: toWireUsage(o.completions.reduce<Usage | null>((t, c) => sumUsage(t, c.usage), null)),
+    ...extensions,
+  };
+}

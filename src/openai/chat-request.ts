@@ -1,0 +1,89 @@
+// The chat-completions request as it arrives on the wire. Unknown top-level fields are tolerated (SDKs add new
+// ones all the time); known fields are strictly typed so a wrong type gets a 400 naming the field.
+import { z } from 'zod';
+
+export const MAX_TOKENS_CAP = 32768;
+
+const textPart = z.object({ type: z.literal('text'), text: z.string() });
+const imagePart = z.object({
+  type: z.literal('image_url'),
+  image_url: z.object({ url: z.string().min(1), detail: z.enum(['auto', 'low', 'high']).optional() }),
+});
+const contentPart = z.discriminatedUnion('type', [textPart, imagePart]);
+const content = z.union([z.string(), z.array(contentPart)]);
+
+const toolCall = z.object({
+  id: z.string().min(1),
+  type: z.literal('function'),
+  function: z.object({ name: z.string().min(1), arguments: z.string() }),
+});
+
+const message = z.discriminatedUnion('role', [
+  z.object({ role: z.enum(['system', 'developer']), content, name: z.string().optional() }),
+  z.object({ role: z.literal('user'), content, name: z.string().optional() }),
+  z.object({
+    role: z.literal('assistant'),
+    content: content.nullish(),
+    reasoning_content: z.string().nullish(),
+    tool_calls: z.array(toolCall).optional(),
+    name: z.string().optional(),
+  }),
+  z.object({ role: z.literal('tool'), content, tool_call_id: z.string().min(1) }),
+]);
+
+const functionTool = z.object({
+  type: z.literal('function'),
+  function: z.object({
+    name: z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, 'must be 1-64 letters, digits, _ or -'),
+    description: z.string().optional(),
+    parameters: z.record(z.string(), z.unknown()).optional(),
+    strict: z.boolean().nullish(),
+  }),
+});
+
+const toolChoice = z.union([
+  z.enum(['auto', 'none', 'required']),
+  z.object({ type: z.literal('function'), function: z.object({ name: z.string().min(1) }) }),
+]);
+
+const responseFormat = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('text') }),
+  z.object({ type: z.literal('json_object') }),
+  z.object({
+    type: z.literal('json_schema'),
+    json_schema: z.object({
+      name: z.string().min(1),
+      description: z.string().optional(),
+      schema: z.record(z.string(), z.unknown()).optional(),
+      strict: z.boolean().nullish(),
+    }),
+  }),
+]);
+
+const positiveTokens = z.number().int().min(1).max(Number.MAX_SAFE_INTEGER);
+
+export const chatRequestSchema = z.object({
+  model: z.string().min(1),
+  messages: z.array(message).min(1),
+  temperature: z.number().min(0).max(2).nullish(),
+  top_p: z.number().min(0).max(1).nullish(),
+  max_tokens: positiveTokens.nullish(),
+  max_completion_tokens: positiveTokens.nullish(),
+  stream: z.boolean().nullish(),
+  stream_options: z.object({ include_usage: z.boolean().optional() }).nullish(),
+  thinking: z
+    .object({ type: z.enum(['enabled', 'disabled']).default('enabled'), keep: z.literal('all').nullish() })
+    .nullish(),
+  tools: z.array(functionTool).nullish(),
+  tool_choice: toolChoice.nullish(),
+  parallel_tool_calls: z.boolean().nullish(),
+  response_format: responseFormat.nullish(),
+  stop: z.union([z.string(), z.array(z.string()).max(4)]).nullish(),
+  seed: z.number().int().min(-(2 ** 53) + 1).max(2 ** 53 - 1).nullish(),
+  n: z.number().int().min(1).max(8).nullish(),
+  user: z.string().optional(),
+  /** Extension: false turns off the server-side FHIR tools for this request. */
+  server_tools: z.boolean().nullish(),
+});
+
+export type ChatRequest = z.infer<typeof chatRequestSchema>;

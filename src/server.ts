@@ -1,0 +1,69 @@
+// The only file that listens: config → logger → deps → app → listen, and a graceful close.
+import { pathToFileURL } from 'node:url';
+import { pino } from 'pino';
+import { buildApp } from './app.ts';
+import { ConfigError, configHelp, loadConfig } from './config.ts';
+import { createGatewayDeps } from './gateway-deps.ts';
+
+export interface RunningServer {
+  port: number;
+  baseUrl: string;
+  close(): Promise<void>;
+}
+
+export async function startServer(env: Record<string, string | undefined>): Promise<RunningServer> {
+  const config = loadConfig(env);
+  const logger = pino({
+    level: config.LOG_LEVEL,
+    // Belt and braces: nothing should log these, but if it ever does they are masked.
+    redact: { paths: ['req.headers.authorization', 'headers.authorization', '*.apiKey', '*.API_KEYS', '*.UPSTREAM_API_KEY'], censor: '[redacted]' },
+  });
+  if (!config.authEnabled) logger.warn({ host: config.HOST }, 'API_KEYS is not set: authentication is OFF (allowed on loopback only)');
+  const deps = await createGatewayDeps(config, logger);
+  if (!deps.upstream) {
+    logger.info(
+      'no model connected: set UPSTREAM_BASE_URL, e.g. UPSTREAM_BASE_URL=http://127.0.0.1:11434/v1 UPSTREAM_MODEL=qwen3:8b (Ollama) or http://127.0.0.1:8000/v1 (vLLM); chat requests answer 503 until then',
+    );
+  }
+  const app = await buildApp({ config, upstream: deps.upstream, logger, plugins: deps.plugins });
+  await app.listen({ port: config.PORT, host: config.HOST });
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : config.PORT;
+  const host = config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST;
+  return {
+    port,
+    baseUrl: `http://${host}:${port}`,
+    close: async () => {
+      await app.close();
+      await deps.close();
+    },
+  };
+}
+
+async function main(): Promise<void> {
+  if (process.argv.includes('--help') || process.argv.includes('-h')) {
+    process.stdout.write(`${configHelp()}\n`);
+    return;
+  }
+  let server: RunningServer;
+  try {
+    server = await startServer(process.env);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`configuration error: ${err.message} (run with --help for every variable)\n`);
+      process.exit(78);
+    }
+    throw err;
+  }
+  const stop = (signal: string) => {
+    process.stderr.write(`${signal}: closing\n`);
+    server.close().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  };
+  process.once('SIGINT', () => stop('SIGINT'));
+  process.once('SIGTERM', () => stop('SIGTERM'));
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) await main();

@@ -1,0 +1,90 @@
+// Upstream chunks → normalised UpstreamDelta events: reasoning split from content whatever the style, tool calls
+// with id and name in their first fragment, and exactly one finish at the end (usage may arrive after it).
+import type { FinishReason, UpstreamDelta, Usage } from './model-upstream.ts';
+import { readSseData } from './read-sse-data.ts';
+import { createThinkSplitter, type TextPiece } from './think-splitter.ts';
+import { UpstreamError } from './upstream-error.ts';
+import { normaliseFinishReason, normaliseUsage, wireChunkSchema, type WireToolCall } from './upstream-wire.ts';
+
+interface PendingCall {
+  id?: string;
+  name?: string;
+  args: string;
+  started: boolean;
+  outIndex: number;
+}
+
+export async function* normaliseStream(o: {
+  body: AsyncIterable<Uint8Array>;
+  thinking: boolean;
+  generateId: () => string;
+}): AsyncGenerator<UpstreamDelta> {
+  const splitter = createThinkSplitter();
+  const calls = new Map<number, PendingCall>();
+  let finish: string | null | undefined;
+  let usage: Usage | null = null;
+  let done = false;
+
+  const pieces = function* (list: TextPiece[]): Generator<UpstreamDelta> {
+    for (const p of list) {
+      if (p.type === 'content') yield { type: 'content', text: p.text };
+      else if (o.thinking) yield { type: 'reasoning', text: p.text };
+    }
+  };
+
+  function* toolFragment(tc: WireToolCall, fallbackIndex: number): Generator<UpstreamDelta> {
+    const key = tc.index ?? fallbackIndex;
+    let call = calls.get(key);
+    if (!call) calls.set(key, (call = { args: '', started: false, outIndex: calls.size }));
+    if (tc.id) call.id ??= tc.id;
+    if (tc.function?.name && !call.started) call.name = (call.name ?? '') + tc.function.name;
+    if (tc.function?.arguments) call.args += tc.function.arguments;
+    // Hold fragments until the name is known: clients need id, type and name in the first one.
+    if (!call.started && call.name) {
+      call.started = true;
+      yield { type: 'tool-call-start', index: call.outIndex, id: (call.id ??= `call_${o.generateId()}`), name: call.name };
+    }
+    if (call.started && call.args) {
+      yield { type: 'tool-call-args', index: call.outIndex, text: call.args };
+      call.args = '';
+    }
+  }
+
+  for await (const data of readSseData(o.body)) {
+    if (data === '[DONE]') {
+      done = true;
+      break;
+    }
+    let json: unknown;
+    try {
+      json = JSON.parse(data);
+    } catch {
+      throw new UpstreamError('upstream sent a malformed stream chunk', { statusCode: 502, responseBody: data.slice(0, 200) });
+    }
+    const chunk = wireChunkSchema.safeParse(json);
+    if (!chunk.success) throw new UpstreamError('upstream sent an unexpected stream chunk', { statusCode: 502 });
+    if (chunk.data.error) throw new UpstreamError(`upstream stream error: ${chunk.data.error.message ?? 'unknown'}`, { statusCode: 502 });
+    if (chunk.data.usage) usage = normaliseUsage(chunk.data.usage);
+    const choice = chunk.data.choices?.find((c) => (c.index ?? 0) === 0);
+    if (!choice) continue;
+    const d = choice.delta;
+    if (d) {
+      const reasoning = d.reasoning_content ?? d.reasoning;
+      if (reasoning && o.thinking) yield { type: 'reasoning', text: reasoning };
+      if (d.content) yield* pieces(splitter.push(d.content));
+      for (const [i, tc] of (d.tool_calls ?? []).entries()) yield* toolFragment(tc, i);
+    }
+    if (choice.finish_reason) finish = choice.finish_reason;
+  }
+  if (!done && !finish) throw new UpstreamError('upstream stream ended before it finished', { statusCode: 502 });
+  yield* pieces(splitter.end());
+  for (const call of calls.values()) {
+    if (!call.started) {
+      // A call that never got a name is unusable; surface it rather than invent one.
+      throw new UpstreamError('upstream sent a tool call without a function name', { statusCode: 502 });
+    }
+  }
+  const reason: FinishReason = normaliseFinishReason(finish, calls.size > 0);
+  yield { type: 'finish', finishReason: reason };
+  if (usage) yield { type: 'usage', usage };
+}

@@ -1,0 +1,132 @@
+// A ModelUpstream for any OpenAI-compatible server (vLLM, SGLang, Ollama, llama.cpp, DeepSeek, OpenAI...).
+// Retries happen only before the first byte reaches our caller; after that a failure is the caller's to report.
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import pRetry from 'p-retry';
+import { buildUpstreamBody } from './build-upstream-body.ts';
+import { undiciPost, type HttpPost, type HttpResponse } from './http-post.ts';
+import type { CallOptions, ChatParams, ModelUpstream, UpstreamCompletion, UpstreamDelta, UpstreamFlavour } from './model-upstream.ts';
+import { normaliseStream } from './normalise-stream.ts';
+import { splitThink } from './think-splitter.ts';
+import { UpstreamError } from './upstream-error.ts';
+import { normaliseFinishReason, normaliseUsage, wireCompletionSchema } from './upstream-wire.ts';
+
+export interface OpenAiCompatibleUpstreamOptions {
+  baseUrl: string;
+  apiKey?: string;
+  model: string;
+  flavour: UpstreamFlavour;
+  post?: HttpPost;
+  timeoutMs?: number;
+  maxRetries?: number;
+  /** Longest Retry-After the gateway will honour before trying again. */
+  maxRetryAfterMs?: number;
+  generateId?: () => string;
+}
+
+export function parseRetryAfter(value: string | undefined, now = Date.now()): number | undefined {
+  if (!value) return undefined;
+  const seconds = Number(value);
+  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+}
+
+export function createOpenAiCompatibleUpstream(o: OpenAiCompatibleUpstreamOptions): ModelUpstream {
+  const url = `${o.baseUrl.replace(/\/+$/, '')}/chat/completions`;
+  const post = o.post ?? undiciPost();
+  const timeoutMs = o.timeoutMs ?? 600_000;
+  const generateId = o.generateId ?? (() => randomUUID().replaceAll('-', '').slice(0, 24));
+  const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+  if (o.apiKey) headers.authorization = `Bearer ${o.apiKey}`;
+
+  async function attempt(body: string, signal: AbortSignal | undefined): Promise<HttpResponse> {
+    const timeout = AbortSignal.timeout(timeoutMs);
+    const attemptSignal = signal ? AbortSignal.any([signal, timeout]) : timeout;
+    let res: HttpResponse;
+    try {
+      res = await post(url, { headers, body, signal: attemptSignal });
+    } catch (cause) {
+      if (signal?.aborted) throw signal.reason;
+      const why = timeout.aborted ? `timed out after ${timeoutMs} ms` : 'unreachable';
+      throw new UpstreamError(`upstream ${why}`, { cause });
+    }
+    if (res.status >= 200 && res.status < 300) return res;
+    const text = await res.text().catch(() => '');
+    throw new UpstreamError(`upstream answered HTTP ${res.status}`, {
+      statusCode: res.status,
+      responseBody: text.slice(0, 4000),
+      retryAfterMs: parseRetryAfter(res.header('retry-after')),
+    });
+  }
+
+  function send(params: ChatParams, stream: boolean, signal: AbortSignal | undefined): Promise<HttpResponse> {
+    const body = JSON.stringify(buildUpstreamBody({ params, model: o.model, flavour: o.flavour, stream }));
+    return pRetry(() => attempt(body, signal), {
+      retries: o.maxRetries ?? 2,
+      minTimeout: 100,
+      maxTimeout: 2000,
+      factor: 2,
+      signal,
+      shouldRetry: ({ error }) => error instanceof UpstreamError && error.isRetryable,
+      onFailedAttempt: async ({ error, retriesLeft }) => {
+        const wait = error instanceof UpstreamError ? error.retryAfterMs : undefined;
+        if (wait && retriesLeft > 0) await sleep(Math.min(wait, o.maxRetryAfterMs ?? 30_000), undefined, { signal });
+      },
+    });
+  }
+
+  async function parseCompletion(res: HttpResponse, thinking: boolean): Promise<UpstreamCompletion> {
+    const text = await res.text();
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      throw new UpstreamError('upstream sent a reply that is not JSON', { statusCode: 502, responseBody: text.slice(0, 200) });
+    }
+    const parsed = wireCompletionSchema.safeParse(json);
+    if (!parsed.success) throw new UpstreamError('upstream sent an unexpected reply', { statusCode: 502 });
+    const choice = parsed.data.choices[0]!;
+    const m = choice.message;
+    const split = splitThink(m.content ?? '');
+    const reasoning = (m.reasoning_content ?? m.reasoning ?? '') + split.reasoning;
+    const toolCalls = (m.tool_calls ?? []).map((tc) => {
+      if (!tc.function?.name) throw new UpstreamError('upstream sent a tool call without a function name', { statusCode: 502 });
+      return { id: tc.id || `call_${generateId()}`, type: 'function' as const, function: { name: tc.function.name, arguments: tc.function.arguments ?? '' } };
+    });
+    return {
+      content: split.content || (m.content == null && !split.reasoning ? null : split.content),
+      reasoning: thinking && reasoning ? reasoning : null,
+      toolCalls,
+      finishReason: normaliseFinishReason(choice.finish_reason, toolCalls.length > 0),
+      usage: normaliseUsage(parsed.data.usage),
+    };
+  }
+
+  async function* fromCompletion(c: UpstreamCompletion): AsyncGenerator<UpstreamDelta> {
+    if (c.reasoning) yield { type: 'reasoning', text: c.reasoning };
+    if (c.content) yield { type: 'content', text: c.content };
+    for (const [index, tc] of c.toolCalls.entries()) {
+      yield { type: 'tool-call-start', index, id: tc.id, name: tc.function.name };
+      if (tc.function.arguments) yield { type: 'tool-call-args', index, text: tc.function.arguments };
+    }
+    yield { type: 'finish', finishReason: c.finishReason };
+    if (c.usage) yield { type: 'usage', usage: c.usage };
+  }
+
+  return {
+    flavour: o.flavour,
+    model: o.model,
+    async doGenerate(params: ChatParams, options?: CallOptions) {
+      const res = await send(params, false, options?.signal);
+      return parseCompletion(res, params.thinking.type === 'enabled');
+    },
+    async doStream(params: ChatParams, options?: CallOptions) {
+      const res = await send(params, true, options?.signal);
+      const thinking = params.thinking.type === 'enabled';
+      // Some servers ignore `stream: true` (or fail over to JSON); treat that reply as a one-chunk stream.
+      if ((res.header('content-type') ?? '').includes('application/json')) return fromCompletion(await parseCompletion(res, thinking));
+      return normaliseStream({ body: res.body, thinking, generateId });
+    },
+  };
+}
