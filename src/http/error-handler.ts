@@ -31,7 +31,8 @@ export function upstreamToApiError(e: UpstreamError): ApiError {
   }
   if (s === 408) return new ApiError(504, 'The upstream model server timed out.', { code: 'upstream_timeout' });
   if (s === 401 || s === 403) return new ApiError(502, 'The upstream model server rejected the gateway credentials.', { code: 'upstream_auth_error' });
-  return new ApiError(502, 'The upstream model server failed to answer; try again later.', { code: 'upstream_error' });
+  // UpstreamError messages are always the gateway's own words (never the upstream body), so they are safe to show.
+  return new ApiError(502, `The upstream model server failed (${e.message}); try again later.`, { code: 'upstream_error' });
 }
 
 export function toApiError(err: unknown): ApiError {

@@ -14,6 +14,16 @@ interface PendingCall {
   outIndex: number;
 }
 
+/** Socket errors mid-body become UpstreamErrors, so the edge reports them as upstream failures, not our own. */
+async function* guardBody(body: AsyncIterable<Uint8Array>): AsyncGenerator<Uint8Array> {
+  try {
+    yield* body;
+  } catch (cause) {
+    if ((cause as Error)?.name === 'AbortError') throw cause;
+    throw new UpstreamError('upstream connection dropped mid-stream', { cause });
+  }
+}
+
 export async function* normaliseStream(o: {
   body: AsyncIterable<Uint8Array>;
   thinking: boolean;
@@ -50,7 +60,7 @@ export async function* normaliseStream(o: {
     }
   }
 
-  for await (const data of readSseData(o.body)) {
+  for await (const data of readSseData(guardBody(o.body))) {
     if (data === '[DONE]') {
       done = true;
       break;

@@ -1,0 +1,253 @@
+// FhirClient over HTTP, built on @medplum/core's MedplumClient configured for a plain FHIR server.
+// MedplumClient does the requests and OperationOutcome parsing; retries, timeouts, paging and tracing are ours
+// because we need them per call (caller's signal, Retry-After, one trace per exchange).
+import { ClientStorage, MedplumClient, MemoryStorage, OperationOutcomeError, getStatus, operationOutcomeToString, type MedplumRequestOptions } from '@medplum/core';
+import type { Bundle, OperationOutcome, Resource, ResourceType } from '@medplum/fhirtypes';
+import pRetry from 'p-retry';
+import {
+  FhirError,
+  type CreateOptions,
+  type FhirCallOptions,
+  type FhirClient,
+  type FhirRequestTrace,
+  type SearchOptions,
+  type SearchResult,
+  type SearchParams,
+} from './fhir-client.ts';
+import { assertResourceId, assertResourceType, encodeSearchParams } from './fhir-request-guards.ts';
+import { MAX_RETRY_AFTER_MS, isNetworkFailure, isRetryableFailure, parseRetryAfter } from './fhir-retry-policy.ts';
+
+export interface MedplumFhirClientOptions {
+  /** The FHIR base, e.g. `http://localhost:8080/fhir`. */
+  baseUrl: string;
+  /** Sent with every request, e.g. `{ authorization: 'Bearer …' }`. */
+  headers?: Record<string, string>;
+  fetch?: typeof fetch;
+  /** Per HTTP exchange. Default 15000. */
+  timeoutMs?: number;
+  /** Extra attempts after a retryable failure. Default 2. */
+  retries?: number;
+  /** Default cap on resources collected by one search. Default 200. */
+  maxResults?: number;
+  /** First backoff delay; doubles per retry. Default 250. */
+  retryDelayMs?: number;
+  /** Monotonic milliseconds, for trace durations. */
+  clock?: () => number;
+}
+
+/** What the observing fetch learnt about one attempt; found again through the attempt's own AbortSignal. */
+interface Attempt {
+  status?: number;
+  retryAfterMs?: number;
+  location?: string;
+  onTrace?: (trace: FhirRequestTrace) => void;
+}
+
+const MAX_PAGES = 1000;
+
+function outcome(code: 'exception' | 'transient' | 'invalid', diagnostics: string): OperationOutcome {
+  return { resourceType: 'OperationOutcome', issue: [{ severity: 'error', code, diagnostics }] };
+}
+
+function badGateway(message: string): FhirError {
+  return new FhirError(message, 502, outcome('exception', message));
+}
+
+function isResourceOf(value: unknown, resourceType: string): value is Resource {
+  return typeof value === 'object' && value !== null && (value as Resource).resourceType === resourceType;
+}
+
+export function createMedplumFhirClient(opts: MedplumFhirClientOptions): FhirClient {
+  const parsed = new URL(opts.baseUrl);
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new Error(`FHIR base URL must be http(s): ${opts.baseUrl}`);
+  const origin = parsed.origin;
+  const fhirPath = parsed.pathname.replace(/^\/+|\/+$/g, '');
+  const baseUrl = fhirPath ? `${origin}/${fhirPath}` : origin;
+  const timeoutMs = opts.timeoutMs ?? 15_000;
+  const retries = opts.retries ?? 2;
+  const defaultMax = opts.maxResults ?? 200;
+  const clock = opts.clock ?? (() => performance.now());
+  const innerFetch = opts.fetch ?? globalThis.fetch;
+  const attempts = new WeakMap<AbortSignal, Attempt>();
+
+  const observedFetch = async (url: string, init: RequestInit = {}): Promise<Response> => {
+    const attempt = init.signal ? attempts.get(init.signal) : undefined;
+    const method = (init.method ?? 'GET').toUpperCase() as FhirRequestTrace['method'];
+    const started = clock();
+    const trace = (status: number) => attempt?.onTrace?.({ method, url, status, durationMs: Math.round(clock() - started) });
+    let response: Response;
+    try {
+      // Only what a FHIR exchange needs: injected fetches (in-process servers, recorders) need not know cache modes.
+      response = await innerFetch(url, { method, headers: init.headers, body: init.body, signal: init.signal, redirect: 'manual' });
+    } catch (err) {
+      trace(0);
+      throw err;
+    }
+    if (attempt) {
+      attempt.status = response.status;
+      attempt.retryAfterMs = parseRetryAfter(response.headers.get('retry-after'), Date.now());
+      attempt.location = response.headers.get('content-location') ?? response.headers.get('location') ?? undefined;
+    }
+    trace(response.status);
+    return response;
+  };
+
+  const medplum = new MedplumClient({
+    baseUrl: `${origin}/`,
+    fhirUrlPath: fhirPath,
+    fetch: observedFetch,
+    cacheTime: 0,
+    extendedMode: false,
+    defaultHeaders: opts.headers,
+    storage: new ClientStorage(new MemoryStorage()),
+  });
+
+  function toFhirError(err: unknown, attempt: Attempt): unknown {
+    if (err instanceof OperationOutcomeError) {
+      const status = attempt.status ?? getStatus(err.outcome);
+      return new FhirError(operationOutcomeToString(err.outcome), status, err.outcome);
+    }
+    // Medplum throws plain errors for unparseable bodies; the HTTP exchange itself succeeded.
+    if (attempt.status !== undefined && !(err instanceof DOMException)) {
+      return badGateway(`Unreadable response from FHIR server (HTTP ${attempt.status}): ${(err as Error)?.message ?? err}`);
+    }
+    return err;
+  }
+
+  /** One logical request: retried per policy, each attempt with its own timeout and trace. */
+  async function exchange<T>(
+    call: (options: MedplumRequestOptions) => Promise<T>,
+    options: FhirCallOptions | undefined,
+    idempotent: boolean,
+  ): Promise<{ value: T; attempt: Attempt }> {
+    const caller = options?.signal;
+    let last: Attempt = {};
+    try {
+      return await pRetry(
+        async () => {
+          const timeout = AbortSignal.timeout(timeoutMs);
+          const signal = caller ? AbortSignal.any([caller, timeout]) : timeout;
+          const attempt: Attempt = { onTrace: options?.onTrace };
+          last = attempt;
+          attempts.set(signal, attempt);
+          try {
+            return { value: await call({ signal, maxRetries: 0 }), attempt };
+          } catch (err) {
+            if (caller?.aborted) throw caller.reason instanceof Error ? caller.reason : new DOMException('Aborted', 'AbortError');
+            throw toFhirError(err, attempt);
+          }
+        },
+        {
+          retries,
+          minTimeout: opts.retryDelayMs ?? 250,
+          factor: 2,
+          signal: caller,
+          shouldRetry: ({ error }) => !caller?.aborted && isRetryableFailure(error, idempotent) && (last.retryAfterMs ?? 0) <= MAX_RETRY_AFTER_MS,
+          onFailedAttempt: async ({ error, retriesLeft }) => {
+            const wait = last.retryAfterMs;
+            if (!wait || retriesLeft <= 0 || wait > MAX_RETRY_AFTER_MS || !isRetryableFailure(error, idempotent)) return;
+            await sleep(wait, caller);
+          },
+        },
+      );
+    } catch (err) {
+      if (isNetworkFailure(err)) {
+        const reason = String((err as Error).cause ?? (err as Error).message);
+        throw new FhirError(`FHIR server unreachable: ${reason}`, 502, outcome('transient', reason));
+      }
+      throw err;
+    }
+  }
+
+  async function readResource<T extends Resource>(resourceType: string, id: string, options?: FhirCallOptions): Promise<T> {
+    assertResourceType(resourceType);
+    assertResourceId(id);
+    const { value } = await exchange((o) => medplum.readResource(resourceType as ResourceType, id, o), options, true);
+    if (!isResourceOf(value, resourceType)) throw badGateway(`Expected a ${resourceType} from the FHIR server`);
+    return value as T;
+  }
+
+  function nextPageUrl(bundle: Bundle, current: string): string | undefined {
+    const next = bundle.link?.find((l) => l.relation === 'next')?.url;
+    if (!next) return undefined;
+    const url = new URL(next, `${current}`);
+    if (url.origin !== origin) throw badGateway(`Refusing a next-page link on another origin: ${url.origin}`);
+    return url.toString();
+  }
+
+  async function searchResources<T extends Resource>(resourceType: string, params: SearchParams, options?: SearchOptions): Promise<SearchResult<T>> {
+    assertResourceType(resourceType);
+    const max = options?.maxResults ?? defaultMax;
+    const query = encodeSearchParams(params).toString();
+    let url: string | undefined = `${baseUrl}/${resourceType}${query ? `?${query}` : ''}`;
+    const seen = new Set<string>();
+    const resources: T[] = [];
+    let total: number | undefined;
+    let pages = 0;
+    let truncated = false;
+    while (url) {
+      if (seen.has(url) || pages >= MAX_PAGES) throw badGateway(`Paging loop at ${url}`);
+      seen.add(url);
+      const pageUrl: string = url;
+      const { value: bundle } = await exchange((o) => medplum.get<Bundle>(pageUrl, o), options, true);
+      if (!isResourceOf(bundle, 'Bundle')) throw badGateway('Expected a Bundle from a FHIR search');
+      pages++;
+      if (pages === 1 && typeof (bundle as Bundle).total === 'number') total = (bundle as Bundle).total;
+      for (const entry of (bundle as Bundle).entry ?? []) {
+        if (!entry.resource || entry.search?.mode === 'outcome' || entry.resource.resourceType === 'OperationOutcome') continue;
+        resources.push(entry.resource as T);
+      }
+      url = nextPageUrl(bundle as Bundle, pageUrl);
+      if (resources.length >= max) {
+        truncated = resources.length > max || url !== undefined;
+        break;
+      }
+    }
+    if (total !== undefined && total > Math.min(resources.length, max)) truncated = true;
+    return { resources: resources.slice(0, max), total, truncated, pages };
+  }
+
+  async function createResource<T extends Resource>(resource: T, options?: CreateOptions): Promise<T> {
+    assertResourceType(resource?.resourceType);
+    const headers: Record<string, string> = { Prefer: 'return=representation' };
+    if (options?.ifNoneExist) headers['If-None-Exist'] = options.ifNoneExist;
+    const { value, attempt } = await exchange(
+      (o) => medplum.createResource(resource, { ...o, headers: { ...headers } }),
+      options,
+      Boolean(options?.ifNoneExist),
+    );
+    if (isResourceOf(value, resource.resourceType) && value.id) return value as T;
+    // Servers may answer a create (or a conditional-create match) with only a Location header.
+    const id = attempt.location?.match(new RegExp(`${resource.resourceType}/([^/?#]+)`))?.[1];
+    if (id) return readResource<T>(resource.resourceType, id, options);
+    throw badGateway(`The FHIR server did not return the created ${resource.resourceType}`);
+  }
+
+  async function executeBatch(bundle: Bundle, options?: FhirCallOptions): Promise<Bundle> {
+    if (bundle?.resourceType !== 'Bundle' || (bundle.type !== 'batch' && bundle.type !== 'transaction')) {
+      throw new FhirError('executeBatch needs a batch or transaction Bundle', 400, outcome('invalid', 'Bundle.type must be batch or transaction'));
+    }
+    // Batches are retried like reads: callers make their entries idempotent (conditional or PUT by stable id).
+    const { value } = await exchange((o) => medplum.executeBatch(bundle, o), options, true);
+    if (!isResourceOf(value, 'Bundle')) throw badGateway('Expected a Bundle in reply to a batch');
+    return value as Bundle;
+  }
+
+  return { baseUrl, readResource, searchResources, createResource, executeBatch };
+}
+
+function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const done = () => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
