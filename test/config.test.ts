@@ -1,0 +1,47 @@
+// Boot-time configuration: zod-validated, one clear line per bad variable, --help lists everything, auth-off rules.
+import { spawnSync } from 'node:child_process';
+import { describe, expect, it } from 'vitest';
+import { CONFIG_VARS, loadConfig } from '../src/config.ts';
+
+describe('loadConfig', () => {
+  it('defaults give a loopback service with auth off and no upstream', () => {
+    const c = loadConfig({});
+    expect(c).toMatchObject({ HOST: '127.0.0.1', PORT: 8080, authEnabled: false, RATE_LIMIT_PER_MINUTE: 600 });
+    expect(c.UPSTREAM_BASE_URL).toBeUndefined();
+  });
+  it.each([
+    [{ PORT: 'eighty' }, /^invalid PORT="eighty"/],
+    [{ UPSTREAM_BASE_URL: 'http://127.0.0.1:8000' }, /^invalid UPSTREAM_BASE_URL=.*must end in \/v1/],
+    [{ UPSTREAM_BASE_URL: 'ftp://x/v1' }, /^invalid UPSTREAM_BASE_URL/],
+    [{ MODEL_ID: 'no-slash' }, /^invalid MODEL_ID=.*<provider>\/<model_name>/],
+    [{ RATE_LIMIT_PER_MINUTE: '-1' }, /^invalid RATE_LIMIT_PER_MINUTE/],
+    [{ HOST: '0.0.0.0' }, /^invalid API_KEYS: required when HOST=0.0.0.0/],
+    [{ FHIR_WRITE_TOOLS: 'maybe' }, /^invalid FHIR_WRITE_TOOLS/],
+  ])('%j is rejected with one line naming the variable', (env, message) => {
+    expect(() => loadConfig(env)).toThrow(message);
+  });
+  it('never echoes secrets in errors', () => {
+    expect(() => loadConfig({ FHIR_AUTH_HEADER: 'Bearer x\nInjected: y' })).toThrow(/FHIR_AUTH_HEADER=<redacted>/);
+  });
+  it('API keys enable auth on any host', () => {
+    expect(loadConfig({ HOST: '0.0.0.0', API_KEYS: 'a, b' })).toMatchObject({ API_KEYS: ['a', 'b'], authEnabled: true });
+  });
+});
+
+describe('npm start entry point', () => {
+  const run = (args: string[], env: Record<string, string>) =>
+    spawnSync(process.execPath, ['--import', 'tsx', 'src/server.ts', ...args], { env: { ...process.env, ...env }, encoding: 'utf8', timeout: 20_000 });
+
+  it('--help lists every variable', () => {
+    const r = run(['--help'], {});
+    expect(r.status).toBe(0);
+    for (const name of Object.keys(CONFIG_VARS)) expect(r.stdout).toContain(name);
+  });
+  it('a bad value stops the service with one clear line', () => {
+    const r = run([], { PORT: 'x', HOST: '127.0.0.1' });
+    expect(r.status).toBe(78);
+    expect(r.stderr.trim().split('\n').filter((l) => l.startsWith('configuration error'))).toEqual([
+      expect.stringMatching(/^configuration error: invalid PORT="x"/),
+    ]);
+  });
+});

@@ -1,0 +1,100 @@
+// Units of the upstream layer: think-tag splitting at every split point, JSON extraction, per-flavour bodies, detection.
+import { describe, expect, it } from 'vitest';
+import { extractJson } from '../src/openai/extract-json.ts';
+import { buildUpstreamBody } from '../src/upstream/build-upstream-body.ts';
+import { detectFlavour } from '../src/upstream/detect-flavour.ts';
+import type { ChatParams, UpstreamFlavour } from '../src/upstream/model-upstream.ts';
+import { readSseData } from '../src/upstream/read-sse-data.ts';
+import { createThinkSplitter } from '../src/upstream/think-splitter.ts';
+import { startFakeUpstream } from './support/fake-upstream.ts';
+
+function split(pieces: string[]) {
+  const s = createThinkSplitter();
+  const out = [...pieces.flatMap((p) => s.push(p)), ...s.end()];
+  return {
+    reasoning: out.filter((p) => p.type === 'reasoning').map((p) => p.text).join(''),
+    content: out.filter((p) => p.type === 'content').map((p) => p.text).join(''),
+  };
+}
+
+describe('think splitter', () => {
+  const text = '  <think>K 5.8 is high</think>\n\nPotassium is high.';
+  it('gives the same answer for every way of cutting the text in two and three pieces', () => {
+    for (let i = 0; i <= text.length; i++) {
+      expect(split([text.slice(0, i), text.slice(i)])).toEqual({ reasoning: 'K 5.8 is high', content: 'Potassium is high.' });
+      for (let j = i; j <= text.length; j += 3) {
+        expect(split([text.slice(0, i), text.slice(i, j), text.slice(j)])).toEqual({ reasoning: 'K 5.8 is high', content: 'Potassium is high.' });
+      }
+    }
+  });
+  it('one character at a time', () => {
+    expect(split([...text])).toEqual({ reasoning: 'K 5.8 is high', content: 'Potassium is high.' });
+  });
+  it('leaves content without a leading think block alone, including later mentions of <think>', () => {
+    expect(split(['The tag <think> means reasoning.'])).toEqual({ reasoning: '', content: 'The tag <think> means reasoning.' });
+    expect(split(['<thi', 'nking cap on'])).toEqual({ reasoning: '', content: '<thinking cap on' });
+  });
+  it('an unclosed block is all reasoning', () => {
+    expect(split(['<think>cut off mid', ' thought</thi'])).toEqual({ reasoning: 'cut off mid thought</thi', content: '' });
+  });
+});
+
+describe('extractJson', () => {
+  it.each([
+    ['{"a":1}', '{"a":1}'],
+    ['```json\n{"a": [1, 2]}\n```', '{"a": [1, 2]}'],
+    ['Result: {"text": "a } brace"} done', '{"text": "a } brace"}'],
+    ['prefix [1, 2, 3] suffix', '[1, 2, 3]'],
+  ])('recovers %j', (input, expected) => expect(extractJson(input)).toBe(expected));
+  it.each(['', 'no json', '{"a": ', '{broken}'])('gives up on %j', (input) => expect(extractJson(input)).toBeNull());
+});
+
+describe('per-flavour upstream bodies', () => {
+  const params = (type: 'enabled' | 'disabled'): ChatParams => ({
+    messages: [{ role: 'user', content: 'x' }, { role: 'assistant', content: 'y', reasoning_content: 'r' }],
+    maxTokens: 100,
+    temperature: 1,
+    thinking: { type, keep: null },
+  });
+  it.each<[UpstreamFlavour, Record<string, unknown>]>([
+    ['vllm', { chat_template_kwargs: { enable_thinking: false } }],
+    ['sglang', { chat_template_kwargs: { enable_thinking: false } }],
+    ['llamacpp', { chat_template_kwargs: { enable_thinking: false } }],
+    ['ollama', { think: false }],
+    ['deepseek', { thinking: { type: 'disabled' } }],
+  ])('%s switches thinking off its own way', (flavour, fields) => {
+    const body = buildUpstreamBody({ params: params('disabled'), model: 'm', flavour, stream: true });
+    expect(body).toMatchObject({ ...fields, stream: true, stream_options: { include_usage: true } });
+    expect((body.messages as any[])[1]).toEqual({ role: 'assistant', content: 'y' });
+  });
+  it('openai flavour sends nothing extra and uses max_completion_tokens', () => {
+    const body = buildUpstreamBody({ params: params('disabled'), model: 'm', flavour: 'openai', stream: false });
+    expect(body).toEqual({ model: 'm', messages: [{ role: 'user', content: 'x' }, { role: 'assistant', content: 'y' }], temperature: 1, max_completion_tokens: 100 });
+  });
+});
+
+describe('flavour auto-detection', () => {
+  it('reads owned_by from /models and falls back to openai', async () => {
+    for (const [owner, flavour] of [['vllm', 'vllm'], ['llamacpp', 'llamacpp'], ['library', 'ollama'], ['someone', 'openai']] as const) {
+      const fake = await startFakeUpstream({ ownedBy: owner });
+      expect(await detectFlavour({ baseUrl: fake.baseUrl })).toBe(flavour);
+      await fake.close();
+    }
+    expect(await detectFlavour({ baseUrl: 'https://api.deepseek.com/v1' })).toBe('deepseek');
+    expect(await detectFlavour({ baseUrl: 'http://127.0.0.1:11434/v1' })).toBe('ollama');
+    expect(await detectFlavour({ baseUrl: 'http://127.0.0.1:9/v1', timeoutMs: 500 })).toBe('openai');
+  });
+});
+
+describe('SSE reader', () => {
+  it('handles CRLF, multi-line data, comments and events split across byte chunks', async () => {
+    const raw = ': keep-alive\r\n\r\ndata: {"a":\r\ndata: 1}\r\n\r\nevent: x\ndata: [DONE]\n\n';
+    const bytes = new TextEncoder().encode(raw);
+    async function* chunks() {
+      for (let i = 0; i < bytes.length; i += 3) yield bytes.slice(i, i + 3);
+    }
+    const out: string[] = [];
+    for await (const d of readSseData(chunks())) out.push(d);
+    expect(out).toEqual(['{"a":\n1}', '[DONE]']);
+  });
+});
