@@ -2,6 +2,7 @@
 // replies: paging links, transient failures, Retry-After, OperationOutcome errors, conditional create.
 import type { AddressInfo } from 'node:net';
 import Fastify, { type FastifyInstance } from 'fastify';
+import type { Observation } from '@medplum/fhirtypes';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { FhirError, type FhirRequestTrace } from '../src/fhir/fhir-client.ts';
 import { createMedplumFhirClient } from '../src/fhir/medplum-fhir-client.ts';
@@ -36,7 +37,8 @@ let seen: Seen[] = [];
 let handler: Handler = () => undefined;
 
 beforeAll(async () => {
-  app = Fastify();
+  // Aborted exchanges leave sockets the server would otherwise wait out (keep-alive timeout) on close.
+  app = Fastify({ forceCloseConnections: true });
   app.addContentTypeParser(['application/fhir+json', 'application/json'], { parseAs: 'string' }, (_req, body, done) => {
     try {
       done(null, body ? JSON.parse(body as string) : undefined);
@@ -58,11 +60,7 @@ beforeAll(async () => {
   await app.listen({ host: '127.0.0.1', port: 0 });
   base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}/fhir`;
 });
-afterAll(async () => {
-  const t = Date.now();
-  await app.close();
-  console.log('close ms', Date.now() - t);
-});
+afterAll(() => app.close());
 beforeEach(() => {
   seen = [];
   handler = () => undefined;
@@ -200,7 +198,7 @@ describe('createMedplumFhirClient', () => {
       return { status: 201, body: resource, headers: { location: `${base}/Observation/${resource.id}/_history/1` } };
     };
     const traces: FhirRequestTrace[] = [];
-    const obs = { resourceType: 'Observation' as const, status: 'final' as const, code: { text: 'synthetic' } };
+    const obs: Observation = { resourceType: 'Observation', status: 'final', code: { text: 'synthetic' } };
     const first = await client().createResource(obs, { ifNoneExist: 'identifier=urn:test|k1', onTrace: (t) => traces.push(t) });
     const again = await client().createResource(obs, { ifNoneExist: 'identifier=urn:test|k1', onTrace: (t) => traces.push(t) });
     expect(first.id).toBe('obs-1');
@@ -217,7 +215,7 @@ describe('createMedplumFhirClient', () => {
         : r.url === '/fhir/Observation/o9'
           ? { body: { resourceType: 'Observation', id: 'o9', status: 'final', code: {} } }
           : undefined;
-    const obs = await client().createResource({ resourceType: 'Observation', status: 'final', code: {} });
+    const obs = await client().createResource<Observation>({ resourceType: 'Observation', status: 'final', code: {} });
     expect(obs.id).toBe('o9');
   });
 

@@ -96,6 +96,7 @@ async function startGateway(upstream: string): Promise<number> {
     HOST: '127.0.0.1',
     UPSTREAM_BASE_URL: upstream,
     UPSTREAM_MODEL: 'bench-model',
+    MODEL_ID: 'fhir-agent-gateway/clinical-reasoner',
     UPSTREAM_FLAVOUR: 'deepseek',
     SERVER_TOOLS: process.env.BENCH_SERVER_TOOLS ?? 'false',
     RATE_LIMIT_PER_MINUTE: '100000000',

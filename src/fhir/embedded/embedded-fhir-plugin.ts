@@ -1,0 +1,60 @@
+// Mounts an EmbeddedFhirServer on fastify (register with a prefix, e.g. '/fhir'). Links in responses point at
+// the origin the client used (Host header) plus the prefix, so a plain HTTP client can follow `next`.
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { OperationOutcome } from '@medplum/fhirtypes';
+import type { EmbeddedFhirServer } from './embedded-fhir-server.ts';
+
+export interface EmbeddedFhirPluginOptions {
+  server: EmbeddedFhirServer;
+  /** Return false to answer 401 (before the body is read). */
+  authorize?: (req: FastifyRequest) => boolean;
+}
+
+function outcome(code: string, diagnostics: string): OperationOutcome {
+  return { resourceType: 'OperationOutcome', issue: [{ severity: 'error', code: code as 'invalid', diagnostics }] };
+}
+
+const FHIR_JSON = 'application/fhir+json; charset=utf-8';
+
+export const embeddedFhirPlugin: FastifyPluginAsync<EmbeddedFhirPluginOptions> = async (app, { server, authorize }) => {
+  const prefix = app.prefix;
+  for (const type of ['application/fhir+json', 'application/json']) {
+    if (app.hasContentTypeParser(type)) app.removeContentTypeParser(type);
+    app.addContentTypeParser(type, { parseAs: 'string' }, (_req, body, done) => {
+      if (body === '') return done(null, undefined);
+      try {
+        done(null, JSON.parse(body as string));
+      } catch {
+        done(Object.assign(new Error('Request body is not valid JSON'), { statusCode: 400 }), undefined);
+      }
+    });
+  }
+  if (!app.hasContentTypeParser('application/x-www-form-urlencoded')) {
+    app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) => done(null, body));
+  }
+
+  app.setErrorHandler((error: Error & { statusCode?: number }, _req, reply) => {
+    const status = error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
+    const message = status < 500 ? error.message : 'Internal error in the embedded FHIR server';
+    return reply.code(status).type(FHIR_JSON).send(outcome(status === 415 ? 'not-supported' : status < 500 ? 'invalid' : 'exception', message));
+  });
+
+  if (authorize) {
+    app.addHook('onRequest', async (req, reply) => {
+      if (!authorize(req)) return reply.code(401).type(FHIR_JSON).send(outcome('login', 'Unauthorized'));
+    });
+  }
+
+  const handler = async (req: FastifyRequest, reply: import('fastify').FastifyReply) => {
+    const res = await server.handle({
+      method: req.method,
+      url: req.url.slice(prefix.length) || '/',
+      body: req.body,
+      headers: req.headers as Record<string, string | undefined>,
+      baseUrl: `${req.protocol}://${req.host}${prefix}`,
+    });
+    return reply.code(res.status).headers(res.headers ?? {}).type(FHIR_JSON).send(JSON.stringify(res.body));
+  };
+  app.route({ method: ['GET', 'POST', 'PUT', 'DELETE', 'PATCH'], url: '/', handler });
+  app.route({ method: ['GET', 'POST', 'PUT', 'DELETE', 'PATCH'], url: '/*', handler });
+};

@@ -1,0 +1,184 @@
+// The in-process FHIR R4 server used when FHIR_BASE_URL is unset: Medplum's FhirRouter over an indexed,
+// forkable in-memory store. `handle` knows nothing about HTTP frameworks; the fastify plugin and the
+// in-process `fetch` are thin adapters over it.
+import { randomUUID } from 'node:crypto';
+import { getStatus, isOk, normalizeOperationOutcome, serverError } from '@medplum/core';
+import type { HttpMethod } from '@medplum/fhir-router';
+import type { Bundle, OperationOutcome, Resource } from '@medplum/fhirtypes';
+import { buildCapabilityStatement } from './capability-statement.ts';
+import { createEmbeddedFhirRouter, type EmbeddedRequestConfig } from './embedded-fhir-router.ts';
+import { ensureFhirDefinitions } from './fhir-definitions.ts';
+import { loadBundlesIntoStore } from './load-bundles.ts';
+import { ResourceStore } from './resource-store.ts';
+import { StoreRepository } from './store-repository.ts';
+
+export interface EmbeddedFhirRequest {
+  method: string;
+  /** Path and query below the FHIR base, e.g. `/Patient?name=x`. */
+  url: string;
+  body?: unknown;
+  headers?: Record<string, string | undefined>;
+  /** Base URL for fullUrl, Location and paging links (e.g. the HTTP origin + prefix); defaults to the server's. */
+  baseUrl?: string;
+}
+
+export interface EmbeddedFhirResponse {
+  status: number;
+  body: unknown;
+  headers?: Record<string, string>;
+}
+
+export interface EmbeddedFhirServer {
+  baseUrl: string;
+  handle(req: EmbeddedFhirRequest): Promise<EmbeddedFhirResponse>;
+  /** In-process fetch for absolute URLs under baseUrl; no network. */
+  fetch: typeof fetch;
+  /** Fast bulk seed (transaction, batch or collection bundles; source ids kept; not validated). */
+  loadBundles(bundles: Bundle[]): Promise<void>;
+  /** A copy of the store; writes to either side never reach the other. */
+  fork(): Promise<EmbeddedFhirServer>;
+  /** Resources stored. */
+  count(): number;
+}
+
+export interface EmbeddedFhirServerOptions {
+  baseUrl?: string;
+  defaultPageSize?: number;
+  maxPageSize?: number;
+  now?: () => Date;
+  generateId?: () => string;
+}
+
+const WRITE_METHODS = new Set(['POST', 'PUT', 'DELETE', 'PATCH']);
+
+function lowerCaseHeaders(headers: Record<string, string | undefined> | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(headers ?? {})) if (v !== undefined) out[k.toLowerCase()] = v;
+  return out;
+}
+
+function headersOf(headers: Headers): Record<string, string> {
+  const out: Record<string, string> = {};
+  headers.forEach((value, key) => (out[key] = value));
+  return out;
+}
+
+function responseHeaders(status: number, body: Resource | OperationOutcome, baseUrl: string): Record<string, string> {
+  const headers: Record<string, string> = { 'content-type': 'application/fhir+json; charset=utf-8' };
+  const meta = body.resourceType !== 'OperationOutcome' && body.resourceType !== 'Bundle' ? body.meta : undefined;
+  if (meta?.versionId) headers.etag = `W/"${meta.versionId}"`;
+  if (meta?.lastUpdated) headers['last-modified'] = new Date(meta.lastUpdated).toUTCString();
+  if (status === 201 && body.id) headers.location = `${baseUrl}/${body.resourceType}/${body.id}/_history/${meta?.versionId ?? '1'}`;
+  return headers;
+}
+
+/** Batch responses from Medplum carry no fullUrl; clients key on it. */
+function addFullUrls(bundle: Bundle, baseUrl: string): Bundle {
+  if (!bundle.entry || !/-response$/.test(bundle.type ?? '')) return bundle;
+  return {
+    ...bundle,
+    entry: bundle.entry.map((e) => {
+      const r = e.resource;
+      const fullUrl = r?.id && r.resourceType !== 'Bundle' && r.resourceType !== 'OperationOutcome' ? `${baseUrl}/${r.resourceType}/${r.id}` : undefined;
+      return fullUrl ? { fullUrl, ...e } : e;
+    }),
+  };
+}
+
+function createServer(store: ResourceStore, opts: Required<EmbeddedFhirServerOptions>): EmbeddedFhirServer {
+  const limits = { defaultPageSize: opts.defaultPageSize, maxPageSize: opts.maxPageSize };
+  const repo = new StoreRepository(store, { limits, baseUrl: opts.baseUrl, now: opts.now, generateId: opts.generateId });
+  const router = createEmbeddedFhirRouter(limits);
+  // Writes run one at a time, so a transaction's undo log never interleaves with another write.
+  let writeTail: Promise<unknown> = Promise.resolve();
+
+  async function dispatch(req: EmbeddedFhirRequest): Promise<EmbeddedFhirResponse> {
+    const baseUrl = (req.baseUrl ?? opts.baseUrl).replace(/\/+$/, '');
+    const method = req.method.toUpperCase();
+    const url = req.url.startsWith('/') ? req.url : `/${req.url}`;
+    const path = url.split('?')[0].replace(/\/+$/, '');
+    if (method === 'GET' && path === '/metadata') {
+      const body = buildCapabilityStatement(baseUrl, opts.now());
+      return { status: 200, body, headers: responseHeaders(200, body, baseUrl) };
+    }
+    const config: EmbeddedRequestConfig = { transactions: true, baseUrl };
+    const [outcome, resource] = await router.handleRequest(
+      { method: method as HttpMethod, url, pathname: '', body: req.body, params: {}, query: {}, headers: lowerCaseHeaders(req.headers), config: config as never },
+      repo,
+    );
+    const status = getStatus(outcome);
+    let body: Resource | OperationOutcome = resource && isOk(outcome) ? resource : outcome;
+    if (body.resourceType === 'Bundle') body = addFullUrls(body as Bundle, baseUrl);
+    if (status >= 500) body = serverError(new Error('Internal error in the embedded FHIR server'));
+    return { status, body, headers: responseHeaders(status, body, baseUrl) };
+  }
+
+  async function handle(req: EmbeddedFhirRequest): Promise<EmbeddedFhirResponse> {
+    const run = () =>
+      dispatch(req).catch((err: unknown) => {
+        const outcome = normalizeOperationOutcome(err);
+        const status = getStatus(outcome);
+        const body = status >= 500 ? serverError(new Error('Internal error in the embedded FHIR server')) : outcome;
+        return { status, body, headers: responseHeaders(status, body, opts.baseUrl) };
+      });
+    if (!WRITE_METHODS.has(req.method.toUpperCase())) return run();
+    const result = writeTail.then(run, run);
+    writeTail = result;
+    return result;
+  }
+
+  const inProcessFetch = (async (input: RequestInfo | URL, init?: RequestInit) => {
+    const request = new Request(input, init);
+    const base = new URL(opts.baseUrl);
+    const target = new URL(request.url);
+    const basePath = base.pathname.replace(/\/+$/, '');
+    if (target.origin !== base.origin || !(target.pathname === basePath || target.pathname.startsWith(`${basePath}/`))) {
+      throw new TypeError(`fetch failed: ${request.url} is not under the embedded FHIR base ${opts.baseUrl}`);
+    }
+    const text = request.method === 'GET' || request.method === 'HEAD' ? '' : await request.text();
+    const type = request.headers.get('content-type') ?? '';
+    let body: unknown;
+    if (text) {
+      if (type.includes('x-www-form-urlencoded')) body = text;
+      else {
+        try {
+          body = JSON.parse(text);
+        } catch {
+          return Response.json(normalizeOperationOutcome(new Error('Request body is not valid JSON')), { status: 400 });
+        }
+      }
+    }
+    const res = await handle({
+      method: request.method,
+      url: target.pathname.slice(basePath.length) + target.search,
+      body,
+      headers: headersOf(request.headers),
+    });
+    return new Response(JSON.stringify(res.body), { status: res.status, headers: res.headers });
+  }) as typeof fetch;
+
+  return {
+    baseUrl: opts.baseUrl,
+    handle,
+    fetch: inProcessFetch,
+    async loadBundles(bundles) {
+      loadBundlesIntoStore(store, bundles, { now: opts.now, generateId: opts.generateId });
+    },
+    async fork() {
+      await writeTail.catch(() => undefined);
+      return createServer(store.fork(), opts);
+    },
+    count: () => store.count(),
+  };
+}
+
+export async function createEmbeddedFhirServer(options: EmbeddedFhirServerOptions = {}): Promise<EmbeddedFhirServer> {
+  ensureFhirDefinitions();
+  return createServer(new ResourceStore(), {
+    baseUrl: (options.baseUrl ?? 'http://embedded.local/fhir').replace(/\/+$/, ''),
+    defaultPageSize: options.defaultPageSize ?? 50,
+    maxPageSize: options.maxPageSize ?? 1000,
+    now: options.now ?? (() => new Date()),
+    generateId: options.generateId ?? randomUUID,
+  });
+}

@@ -1,0 +1,139 @@
+// Runs a SearchQuery against the store: narrow with the exact-match indexes when a filter allows it, check
+// every filter on the candidates, sort, page, and build a searchset Bundle whose links can be followed.
+import { convertToSearchableDates, convertToSearchableNumbers, convertToSearchableStrings, convertToSearchableTokens, type TypedValue } from '@medplum/core';
+import type { Bundle, BundleLink, Resource } from '@medplum/fhirtypes';
+import { filterReference, matchesFilter } from './match-search-filter.ts';
+import type { SearchFilter, SearchQuery, SortRule } from './parse-search-query.ts';
+import type { ResourceStore } from './resource-store.ts';
+import { indexedParams, tokenKey } from './search-index-keys.ts';
+import { searchValues } from './search-values.ts';
+
+type Stored = Resource & { id: string };
+
+/** Index keys equivalent to the filter, or undefined when it cannot be answered from an index. */
+function indexKeysFor(resourceType: string, filter: SearchFilter): string[] | undefined {
+  if (!indexedParams(resourceType).includes(filter.code)) return undefined;
+  const keys: string[] = [];
+  for (const { value } of filter.values) {
+    if (filter.param.type === 'reference') {
+      if (filter.modifier === 'identifier' || filter.modifier === 'missing') return undefined;
+      const ref = filterReference(filter, value);
+      if (ref.startsWith('*/')) return undefined;
+      keys.push(ref);
+    } else {
+      if (filter.modifier) return undefined;
+      const bar = value.indexOf('|');
+      if (bar < 0) keys.push(tokenKey(undefined, value));
+      else if (bar > 0 && bar < value.length - 1) keys.push(tokenKey(value.slice(0, bar), value.slice(bar + 1)));
+      else return undefined;
+    }
+  }
+  return keys;
+}
+
+function candidates(store: ResourceStore, query: SearchQuery): Iterable<Stored> {
+  const { resourceType } = query;
+  let best: string[] | undefined;
+  for (const filter of query.filters) {
+    let ids: string[] | undefined;
+    if (filter.code === '_id' && !filter.modifier) ids = filter.values.map((v) => v.value);
+    else {
+      const keys = indexKeysFor(resourceType, filter);
+      if (keys) {
+        const found = new Set<string>();
+        for (const key of keys) for (const id of store.lookup(resourceType, filter.code, key) ?? []) found.add(id);
+        ids = [...found];
+      }
+    }
+    if (ids && (!best || ids.length < best.length)) best = ids;
+  }
+  if (!best) return store.all(resourceType);
+  return best.map((id) => store.get(resourceType, id)).filter((r): r is Stored => r !== undefined);
+}
+
+type SortKey = string | number | undefined;
+
+function sortKey(values: TypedValue[], rule: SortRule): SortKey {
+  switch (rule.param.type) {
+    case 'date': {
+      const periods = convertToSearchableDates(values);
+      if (!periods.length) return undefined;
+      // Descending orders by the latest end, ascending by the earliest start.
+      return rule.descending
+        ? periods.map((p) => p.end ?? p.start ?? '').sort().at(-1)
+        : periods.map((p) => p.start ?? p.end ?? '').sort()[0];
+    }
+    case 'number':
+      return convertToSearchableNumbers(values)[0]?.[0];
+    case 'string':
+      return convertToSearchableStrings(values)[0]?.toLowerCase();
+    case 'token':
+      return convertToSearchableTokens(values)[0]?.value?.toLowerCase();
+    default:
+      return values.length ? JSON.stringify(values[0].value) : undefined;
+  }
+}
+
+function sortResources(resources: Stored[], rules: SortRule[]): Stored[] {
+  if (!rules.length) return resources;
+  const keyed = resources.map((r) => ({ r, keys: rules.map((rule) => sortKey(searchValues(r, rule.param), rule)) }));
+  keyed.sort((a, b) => {
+    for (let i = 0; i < rules.length; i++) {
+      const x = a.keys[i];
+      const y = b.keys[i];
+      if (x === y) continue;
+      if (x === undefined) return 1; // missing values last, either direction
+      if (y === undefined) return -1;
+      const c = x < y ? -1 : 1;
+      return rules[i].descending ? -c : c;
+    }
+    return 0;
+  });
+  return keyed.map((k) => k.r);
+}
+
+const MANDATORY_ELEMENTS = new Set(['resourceType', 'id', 'meta']);
+
+function withElements(resource: Stored, elements: string[] | undefined): Resource {
+  if (!elements) return resource;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(resource)) if (MANDATORY_ELEMENTS.has(k) || elements.includes(k)) out[k] = v;
+  const meta = (resource.meta ?? {}) as Record<string, unknown>;
+  const tag = [...((meta.tag as unknown[]) ?? []), { system: 'http://terminology.hl7.org/CodeSystem/v3-ObservationValue', code: 'SUBSETTED' }];
+  out.meta = { ...meta, tag };
+  return out as unknown as Resource;
+}
+
+function pageLink(baseUrl: string, query: SearchQuery, relation: string, offset: number): BundleLink {
+  const params = new URLSearchParams(query.linkParams.filter(([k]) => k !== '_count'));
+  params.set('_count', String(query.count));
+  if (offset > 0) params.set('_offset', String(offset));
+  return { relation, url: `${baseUrl}/${query.resourceType}?${params}` };
+}
+
+export function executeSearch(store: ResourceStore, query: SearchQuery, baseUrl: string): Bundle {
+  const matches: Stored[] = [];
+  for (const resource of candidates(store, query)) {
+    if (query.filters.every((f) => matchesFilter(resource, f))) matches.push(resource);
+  }
+  const bundle: Bundle = { resourceType: 'Bundle', type: 'searchset' };
+  if (query.total !== 'none' || query.countOnly) bundle.total = matches.length;
+  if (query.countOnly) {
+    bundle.link = [{ relation: 'self', url: pageLink(baseUrl, query, 'self', 0).url }];
+    return bundle;
+  }
+  const { offset, count } = query;
+  const page = sortResources(matches, query.sort).slice(offset, offset + count);
+  const link = [pageLink(baseUrl, query, 'self', offset), pageLink(baseUrl, query, 'first', 0)];
+  if (offset + count < matches.length && count > 0) link.push(pageLink(baseUrl, query, 'next', offset + count));
+  if (offset > 0) link.push(pageLink(baseUrl, query, 'previous', Math.max(0, offset - count)));
+  bundle.link = link;
+  if (page.length) {
+    bundle.entry = page.map((r) => ({
+      fullUrl: `${baseUrl}/${r.resourceType}/${r.id}`,
+      resource: withElements(r, query.elements),
+      search: { mode: 'match' },
+    }));
+  }
+  return bundle;
+}

@@ -1,0 +1,149 @@
+// Medplum's FhirRepository contract over our ResourceStore, so FhirRouter's CRUD, conditional create and
+// batch/transaction processing run unchanged. Transactions keep an undo log: a failed entry rolls back
+// every write before it (MemoryRepository has no transactions at all).
+import { OperationOutcomeError, badRequest, formatSearchQuery, isResourceType, notFound, preconditionFailed, validateResource, type SearchRequest, type WithId } from '@medplum/core';
+import { FhirRepository, type ReadHistoryOptions, type RepositoryMode } from '@medplum/fhir-router';
+import type { Bundle, Reference, Resource } from '@medplum/fhirtypes';
+import { executeSearch } from './execute-search.ts';
+import { parseSearchQuery, type SearchLimits } from './parse-search-query.ts';
+import type { ResourceStore } from './resource-store.ts';
+import { deepFreeze } from './deep-freeze.ts';
+
+export interface StoreRepositoryOptions {
+  limits: SearchLimits;
+  baseUrl: string;
+  now: () => Date;
+  generateId: () => string;
+}
+
+type Stored = Resource & { id: string };
+
+const ID = /^[A-Za-z0-9\-.]{1,64}$/;
+
+export function isKnownResourceType(resourceType: string): boolean {
+  return /^[A-Z][A-Za-z]+$/.test(resourceType) && Boolean(isResourceType(resourceType));
+}
+
+export class StoreRepository extends FhirRepository<undefined> {
+  private undo: Array<{ resourceType: string; id: string; previous?: Stored }> | undefined;
+  private depth = 0;
+
+  constructor(
+    readonly store: ResourceStore,
+    private readonly opts: StoreRepositoryOptions,
+  ) {
+    super();
+  }
+
+  setMode(_mode: RepositoryMode): void {}
+
+  generateId(): string {
+    return this.opts.generateId();
+  }
+
+  /** Validates, stamps meta, freezes and stores; returns the stored object. */
+  private write(resource: Resource, id: string): Stored {
+    if (!ID.test(id)) throw new OperationOutcomeError(badRequest(`Invalid id '${id}'`, `${resource.resourceType}.id`));
+    const candidate = { ...structuredClone(resource), id } as Stored;
+    if (candidate.meta) {
+      delete candidate.meta.versionId;
+      delete candidate.meta.lastUpdated;
+    }
+    validateResource(candidate);
+    const previous = this.store.get(resource.resourceType, id);
+    const version = Number(previous?.meta?.versionId ?? 0) + 1;
+    const meta = { ...candidate.meta, versionId: String(Number.isFinite(version) ? version : 1), lastUpdated: this.opts.now().toISOString() };
+    const { resourceType, id: _id, meta: _meta, ...rest } = candidate;
+    const stored = deepFreeze({ resourceType, id, meta, ...rest } as Stored);
+    this.undo?.push({ resourceType: stored.resourceType, id, previous });
+    this.store.put(stored);
+    return stored;
+  }
+
+  async createResource<T extends Resource>(resource: T, options?: { assignedId?: boolean }): Promise<WithId<T>> {
+    const id = options?.assignedId && resource.id ? resource.id : this.generateId();
+    return this.write(resource, id) as WithId<T>;
+  }
+
+  async updateResource<T extends Resource>(resource: T, options?: { ifMatch?: string }): Promise<WithId<T>> {
+    if (!resource.id) throw new OperationOutcomeError(badRequest('Missing id', `${resource.resourceType}.id`));
+    if (options?.ifMatch) {
+      const existing = this.store.get(resource.resourceType, resource.id);
+      if (!existing) throw new OperationOutcomeError(notFound);
+      if (existing.meta?.versionId !== options.ifMatch) throw new OperationOutcomeError(preconditionFailed);
+    }
+    return this.write(resource, resource.id) as WithId<T>;
+  }
+
+  async patchResource<T extends Resource>(): Promise<WithId<T>> {
+    throw new OperationOutcomeError(badRequest('PATCH is not supported by the embedded server; use PUT'));
+  }
+
+  async readResource<T extends Resource>(resourceType: string, id: string): Promise<WithId<T>> {
+    const found = this.store.get(resourceType, id);
+    if (!found) throw new OperationOutcomeError(notFound);
+    return found as WithId<T>;
+  }
+
+  async readReference<T extends Resource>(reference: Reference<T>): Promise<WithId<T>> {
+    const parts = reference.reference?.split('/');
+    if (parts?.length !== 2) throw new OperationOutcomeError(badRequest('Invalid reference'));
+    return this.readResource<T>(parts[0], parts[1]);
+  }
+
+  async readReferences<T extends Resource>(references: readonly Reference<T>[]): Promise<(T | Error)[]> {
+    return Promise.all(references.map((r) => this.readReference<T>(r).catch((err: Error) => err)));
+  }
+
+  /** Only the current version is kept. */
+  async readHistory<T extends Resource>(resourceType: string, id: string, _options?: ReadHistoryOptions): Promise<Bundle<WithId<T>>> {
+    const current = await this.readResource<T>(resourceType, id);
+    return { resourceType: 'Bundle', type: 'history', entry: [{ resource: current }] };
+  }
+
+  async readVersion<T extends Resource>(resourceType: string, id: string, vid: string): Promise<WithId<T>> {
+    const current = await this.readResource<T>(resourceType, id);
+    if (current.meta?.versionId !== vid) throw new OperationOutcomeError(notFound);
+    return current;
+  }
+
+  async deleteResource(resourceType: string, id: string): Promise<void> {
+    const previous = this.store.remove(resourceType, id);
+    if (!previous) throw new OperationOutcomeError(notFound);
+    this.undo?.push({ resourceType, id, previous });
+  }
+
+  async search<T extends Resource>(searchRequest: SearchRequest<T>): Promise<Bundle<WithId<T>>> {
+    // Internal searches (If-None-Exist, conditional batch entries) take the same validated path as HTTP ones.
+    const pairs = [...new URLSearchParams(formatSearchQuery(searchRequest).replace(/^\?/, ''))];
+    const query = parseSearchQuery(searchRequest.resourceType, pairs, this.opts.limits);
+    return executeSearch(this.store, query, this.opts.baseUrl) as Bundle<WithId<T>>;
+  }
+
+  async searchByReference<T extends Resource>(searchRequest: SearchRequest<T>, referenceField: string, references: string[]): Promise<Record<string, WithId<T>[]>> {
+    const out: Record<string, WithId<T>[]> = {};
+    for (const reference of references) {
+      const filters = [...(searchRequest.filters ?? []), { code: referenceField, operator: 'eq' as const, value: reference }];
+      out[reference] = await this.searchResources<T>({ ...searchRequest, filters });
+    }
+    return out;
+  }
+
+  async withTransaction<TResult>(callback: (client: undefined) => Promise<TResult>): Promise<TResult> {
+    if (this.depth > 0) return callback(undefined);
+    this.depth++;
+    this.undo = [];
+    try {
+      return await callback(undefined);
+    } catch (err) {
+      for (const step of this.undo.reverse()) {
+        if (step.previous) this.store.put(step.previous);
+        else this.store.remove(step.resourceType, step.id);
+      }
+      throw err;
+    } finally {
+      this.undo = undefined;
+      this.depth--;
+    }
+  }
+}

@@ -1,0 +1,11 @@
+// autocannon ships no types; only what the bench reads is declared.
+declare module 'autocannon' {
+  interface Result {
+    requests: { average: number };
+    latency: { p50: number; p99: number; average: number };
+    non2xx: number;
+    errors: number;
+  }
+  function autocannon(opts: Record<string, unknown>): Promise<Result>;
+  export default autocannon;
+}

@@ -1,0 +1,93 @@
+// Embedded FHIR server: a patient-scoped search (Observation?patient&code&_sort=-date) through handle(),
+// against a baseline that answers the same query by a linear scan of the same resources in the same run.
+import type { Bundle, Observation, Patient, Resource } from '@medplum/fhirtypes';
+import { createEmbeddedFhirServer } from '../../src/fhir/embedded/embedded-fhir-server.ts';
+import type { BenchRow, BenchSuite } from './bench-row.ts';
+
+const CODES = ['4548-4', '2339-0', '8480-6', '8462-4', '29463-7'];
+const QUERIES = Number(process.env.BENCH_FHIR_QUERIES ?? 300);
+
+/** N resources: N/100 patients with 99 Observations each, spread over codes and dates. */
+export function syntheticStore(n: number): Bundle {
+  const entry: Bundle['entry'] = [];
+  const patients = Math.max(1, Math.floor(n / 100));
+  for (let p = 0; p < patients; p++) {
+    const id = `bench-p${p}`;
+    entry.push({ resource: { resourceType: 'Patient', id, gender: p % 2 ? 'male' : 'female', name: [{ family: `Synthetic${p}` }] } satisfies Patient });
+    for (let o = 0; o < 99; o++) {
+      const day = String(1 + (o % 28)).padStart(2, '0');
+      const month = String(1 + (Math.floor(o / 28) % 12)).padStart(2, '0');
+      entry.push({
+        resource: {
+          resourceType: 'Observation', id: `bench-o${p}-${o}`, status: 'final',
+          code: { coding: [{ system: 'http://loinc.org', code: CODES[o % CODES.length] }] },
+          subject: { reference: `Patient/${id}` }, effectiveDateTime: `20${10 + (o % 10)}-${month}-${day}T08:00:00Z`,
+          valueQuantity: { value: 5 + (o % 7), unit: '%' },
+        } satisfies Observation,
+      });
+    }
+  }
+  return { resourceType: 'Bundle', type: 'collection', entry };
+}
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+
+async function time(fn: (i: number) => Promise<unknown> | unknown): Promise<{ p50: number; p99: number }> {
+  for (let i = 0; i < 20; i++) await fn(i); // warm-up
+  const samples: number[] = [];
+  for (let i = 0; i < QUERIES; i++) {
+    const t = performance.now();
+    await fn(i);
+    samples.push(performance.now() - t);
+  }
+  samples.sort((a, b) => a - b);
+  return { p50: percentile(samples, 50), p99: percentile(samples, 99) };
+}
+
+function linearScan(all: Resource[], patient: string, code: string): Resource[] {
+  return all
+    .filter((r) => r.resourceType === 'Observation' && (r as Observation).subject?.reference === `Patient/${patient}` && (r as Observation).code?.coding?.some((c) => c.code === code))
+    .sort((a, b) => ((a as Observation).effectiveDateTime! < (b as Observation).effectiveDateTime! ? 1 : -1));
+}
+
+async function measure(size: number): Promise<BenchRow[]> {
+  const bundle = syntheticStore(size);
+  const all = bundle.entry!.map((e) => e.resource!);
+  const patients = Math.floor(size / 100);
+  const server = await createEmbeddedFhirServer();
+  const loadStart = performance.now();
+  await server.loadBundles([bundle]);
+  const loadMs = performance.now() - loadStart;
+  const label = `${size / 1000}k resources`;
+
+  let checked = false;
+  const indexed = await time(async (i) => {
+    const patient = `bench-p${(i * 7919) % patients}`;
+    const res = await server.handle({ method: 'GET', url: `/Observation?patient=${patient}&code=http://loinc.org|4548-4&_sort=-date` });
+    if (!checked) {
+      const ids = ((res.body as Bundle).entry ?? []).map((e) => e.resource!.id);
+      const expected = linearScan(all, patient, '4548-4').map((r) => r.id);
+      if (res.status !== 200 || JSON.stringify(ids) !== JSON.stringify(expected)) throw new Error(`search result differs from the linear scan for ${patient}`);
+      checked = true;
+    }
+  });
+  const scan = await time((i) => linearScan(all, `bench-p${(i * 7919) % patients}`, '4548-4'));
+  const suite = 'fhir-search';
+  const big = size >= 100_000;
+  return [
+    { suite, case: `${label}: loadBundles`, metric: 'total ms', value: loadMs, ...(big ? { goal: '< 30000 ms', met: loadMs < 30_000 } : {}) },
+    { suite, case: `${label}: linear scan (baseline)`, metric: 'p50 ms', value: scan.p50 },
+    { suite, case: `${label}: Observation?patient&code&_sort=-date`, metric: 'p50 ms', value: indexed.p50, baselineName: 'linear scan', baseline: scan.p50, ratio: indexed.p50 / Math.max(scan.p50, 0.001), ...(big ? { goal: '< 5 ms', met: indexed.p50 < 5 } : {}) },
+    { suite, case: `${label}: Observation?patient&code&_sort=-date`, metric: 'p99 ms', value: indexed.p99, baselineName: 'linear scan', baseline: scan.p99, ratio: indexed.p99 / Math.max(scan.p99, 0.001) },
+  ];
+}
+
+const suite: BenchSuite = {
+  name: 'fhir-search',
+  async run() {
+    return [...(await measure(10_000)), ...(await measure(100_000))];
+  },
+};
+export default suite;

@@ -1,0 +1,42 @@
+// Tool definitions in OpenAI's function-calling format, generated from the zod input schemas.
+import { z } from 'zod';
+import type { FunctionTool } from '../src/upstream/model-upstream.ts';
+import { toolRegistry } from './tool-registry.ts';
+import type { ToolDefinition } from './tool.ts';
+
+export interface OpenAiTool extends FunctionTool {
+  type: 'function';
+  function: {
+    name: string;
+    description: string;
+    parameters: { type: 'object'; properties: Record<string, unknown>; required: string[]; [key: string]: unknown };
+  };
+}
+
+/** JSON Schema of the tool input as the model writes it: defaults make fields optional, `$schema` is dropped. */
+export function toOpenAiTool(tool: ToolDefinition): OpenAiTool {
+  const { $schema: _ignored, ...schema } = z.toJSONSchema(tool.inputSchema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+  return {
+    type: 'function',
+    function: {
+      name: tool.name,
+      description: tool.description,
+      parameters: {
+        ...schema,
+        type: 'object',
+        properties: (schema.properties as Record<string, unknown>) ?? {},
+        required: (schema.required as string[]) ?? [],
+      },
+    },
+  };
+}
+
+const definitions = [...toolRegistry.values()].map((t) => ({ write: t.write, def: toOpenAiTool(t) }));
+
+/** Every tool, read and write. */
+export const tools: OpenAiTool[] = definitions.map((d) => d.def);
+
+/** The read tools, plus the write tools only when writes are enabled: a model is never offered what it may not do. */
+export function openAiToolDefinitions(opts: { writesEnabled: boolean }): OpenAiTool[] {
+  return definitions.filter((d) => opts.writesEnabled || !d.write).map((d) => structuredClone(d.def));
+}

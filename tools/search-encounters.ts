@@ -1,0 +1,22 @@
+import { z } from 'zod';
+import { defineSearchTool } from './define-search-tool.ts';
+import { countField, dateField, dateRange, patientField, patientReference, rawField } from './tool-fields.ts';
+
+export const searchEncounters = defineSearchTool({
+  name: 'search_encounters',
+  description: "Search a patient's encounters (visits, admissions), newest first, with class, type, reason and period.",
+  resourceType: 'Encounter',
+  inputSchema: z.object({
+    patient: patientField(),
+    status: z
+      .enum(['planned', 'arrived', 'triaged', 'in-progress', 'onleave', 'finished', 'cancelled', 'entered-in-error', 'unknown'])
+      .describe('Only encounters with this status')
+      .optional(),
+    class: z.string().regex(/^[A-Za-z0-9_-]{1,20}$/).describe('Encounter class code, e.g. AMB (ambulatory), IMP (inpatient), EMER').optional(),
+    date_from: dateField('Only encounters on or after this date').optional(),
+    date_to: dateField('Only encounters on or before this date').optional(),
+    count: countField(20, 100),
+    raw: rawField(),
+  }),
+  toParams: (i) => ({ patient: patientReference(i.patient), status: i.status, class: i.class, date: dateRange(i.date_from, i.date_to), _sort: '-date' }),
+});

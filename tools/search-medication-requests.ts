@@ -1,0 +1,33 @@
+import { z } from 'zod';
+import { defineSearchTool } from './define-search-tool.ts';
+import { countField, dateField, dateRange, patientField, patientReference, rawField, tokenField } from './tool-fields.ts';
+
+export const searchMedicationRequests = defineSearchTool({
+  name: 'search_medication_requests',
+  description: "Search a patient's medication orders (MedicationRequest), newest first, with medication, dose, route and status.",
+  resourceType: 'MedicationRequest',
+  inputSchema: z.object({
+    patient: patientField(),
+    status: z
+      .enum(['active', 'on-hold', 'cancelled', 'completed', 'entered-in-error', 'stopped', 'draft', 'unknown'])
+      .describe('Only orders with this status, e.g. "active" for current medications')
+      .optional(),
+    intent: z
+      .enum(['proposal', 'plan', 'order', 'original-order', 'reflex-order', 'filler-order', 'instance-order', 'option'])
+      .describe('Only orders with this intent')
+      .optional(),
+    code: tokenField('Medication code as "system|code" (RxNorm or NDC) or a bare code').optional(),
+    date_from: dateField('Only orders authored on or after this date').optional(),
+    date_to: dateField('Only orders authored on or before this date').optional(),
+    count: countField(50, 200),
+    raw: rawField(),
+  }),
+  toParams: (i) => ({
+    patient: patientReference(i.patient),
+    status: i.status,
+    intent: i.intent,
+    code: i.code,
+    authoredon: dateRange(i.date_from, i.date_to),
+    _sort: '-authoredon',
+  }),
+});

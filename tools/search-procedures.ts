@@ -1,0 +1,22 @@
+import { z } from 'zod';
+import { defineSearchTool } from './define-search-tool.ts';
+import { countField, dateField, dateRange, patientField, patientReference, rawField, tokenField } from './tool-fields.ts';
+
+export const searchProcedures = defineSearchTool({
+  name: 'search_procedures',
+  description: "Search a patient's procedures, newest first.",
+  resourceType: 'Procedure',
+  inputSchema: z.object({
+    patient: patientField(),
+    code: tokenField('Procedure code as "system|code" or a bare code').optional(),
+    status: z
+      .enum(['preparation', 'in-progress', 'not-done', 'on-hold', 'stopped', 'completed', 'entered-in-error', 'unknown'])
+      .describe('Only procedures with this status')
+      .optional(),
+    date_from: dateField('Only procedures performed on or after this date').optional(),
+    date_to: dateField('Only procedures performed on or before this date').optional(),
+    count: countField(20, 100),
+    raw: rawField(),
+  }),
+  toParams: (i) => ({ patient: patientReference(i.patient), code: i.code, status: i.status, date: dateRange(i.date_from, i.date_to), _sort: '-date' }),
+});

@@ -1,0 +1,30 @@
+// Failures as values: every error a tool can meet becomes a ToolResult the model can read and act on.
+import { z } from 'zod';
+import { FhirError } from '../src/fhir/fhir-client.ts';
+import type { ToolContext, ToolResult } from './tool.ts';
+
+type ToolFailure = Extract<ToolResult, { ok: false }>;
+
+export function toolFailure(code: string, message: string, extra: { status?: number; details?: unknown } = {}): ToolFailure {
+  return { ok: false, error: { code, message, ...extra } };
+}
+
+/** Zod issues as `path: message`, the path being what the model must fix. */
+export function zodIssues(err: z.ZodError): Array<{ path: string; message: string }> {
+  return err.issues.map((i) => ({ path: i.path.map(String).join('.') || '(root)', message: i.message }));
+}
+
+function outcomeMessage(err: FhirError): string {
+  const issue = err.outcome?.issue?.find((i) => i.diagnostics || i.details?.text);
+  return issue?.diagnostics ?? issue?.details?.text ?? err.message;
+}
+
+export function toolErrorResult(err: unknown, ctx: Pick<ToolContext, 'signal'>): ToolFailure {
+  if (ctx.signal?.aborted) return toolFailure('aborted', 'The request was cancelled before the tool finished');
+  const name = (err as { name?: unknown } | null)?.name;
+  if (name === 'TimeoutError') return toolFailure('timeout', 'The FHIR server did not answer in time');
+  if (name === 'AbortError') return toolFailure('aborted', 'The tool call was aborted');
+  if (err instanceof FhirError) return toolFailure('fhir_error', outcomeMessage(err), { status: err.status });
+  if (err instanceof z.ZodError) return toolFailure('invalid_arguments', 'The arguments do not match the tool schema', { details: zodIssues(err) });
+  return toolFailure('internal_error', err instanceof Error ? err.message : String(err));
+}

@@ -1,0 +1,93 @@
+// Zod fields shared by the FHIR tools. Every field says what it means (`.describe()`), because that text is
+// all the model sees; every integer is bounded so a model cannot ask for unbounded work.
+import { z } from 'zod';
+
+const FHIR_ID = /^[A-Za-z0-9\-.]{1,64}$/;
+const FHIR_DATE = /^\d{4}(-\d{2}(-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})?)?)?)?$/;
+const FHIR_DATETIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
+
+/** The tools' clinical resource types; `read_resource` accepts only these. */
+export const READABLE_TYPES = [
+  'Patient',
+  'Observation',
+  'Condition',
+  'MedicationRequest',
+  'Procedure',
+  'Encounter',
+  'AllergyIntolerance',
+  'Immunization',
+  'DiagnosticReport',
+  'ServiceRequest',
+  'Medication',
+  'Practitioner',
+  'Organization',
+  'Location',
+  'CarePlan',
+] as const;
+
+export const RXNORM = 'http://www.nlm.nih.gov/research/umls/rxnorm';
+export const NDC = 'http://hl7.org/fhir/sid/ndc';
+export const UCUM = 'http://unitsofmeasure.org';
+
+export const idField = () => z.string().regex(FHIR_ID, 'must be a FHIR id: letters, digits, "-" or ".", at most 64');
+
+export const patientField = () =>
+  z
+    .string()
+    .regex(/^(Patient\/)?[A-Za-z0-9\-.]{1,64}$/, 'must be a Patient id or "Patient/<id>"')
+    .describe('The patient: a Patient id (e.g. "S1000001") or reference "Patient/<id>"');
+
+/** Bare id from "Patient/<id>" or "<id>". */
+export function patientId(patient: string): string {
+  return patient.startsWith('Patient/') ? patient.slice('Patient/'.length) : patient;
+}
+
+/** The typed form for search: every server matches `Patient/<id>`, not all match a bare id. */
+export function patientReference(patient: string): string {
+  return `Patient/${patientId(patient)}`;
+}
+
+export const dateField = (what: string) =>
+  z.string().regex(FHIR_DATE, 'must be a FHIR date or dateTime, e.g. 2024-03-01 or 2024-03-01T08:00:00Z').describe(what);
+
+export const dateTimeField = (what: string) =>
+  z.string().regex(FHIR_DATETIME, 'must be a full dateTime with timezone, e.g. 2024-03-01T08:00:00Z').describe(what);
+
+/** `system|code` or a bare code; commas mean OR, as in FHIR search. */
+export const tokenField = (what: string) =>
+  z
+    .string()
+    .min(1)
+    .max(300)
+    .regex(/^[^\s&#]+( [^\s&#]+)*$/, 'must be "system|code", a bare code, or several separated by commas')
+    .describe(what);
+
+export const countField = (fallback: number, max: number) =>
+  z.number().int().min(1).max(max).default(fallback).describe(`Maximum number of results (1-${max}, default ${fallback})`);
+
+export const rawField = () =>
+  z.boolean().default(false).describe('Return full FHIR resources instead of compact summaries (larger; use only when a detail is missing)');
+
+/** A coding; `system` is required when a custom system schema is given (e.g. an enum of allowed systems). */
+export const codingField = (what: string, system?: z.ZodType<string>) =>
+  z
+    .object({
+      system: system ?? z.string().min(1).max(200).describe('Code system URI, e.g. http://loinc.org').optional(),
+      code: z.string().min(1).max(100).describe('The code, e.g. 2823-3'),
+      display: z.string().min(1).max(300).optional().describe('Human-readable name of the code'),
+    })
+    .describe(what);
+
+export const quantityField = (what: string) =>
+  z
+    .object({
+      value: z.number().min(-1e9).max(1e9).describe('Numeric value'),
+      unit: z.string().min(1).max(50).describe('Unit, UCUM where possible, e.g. mmol/L, mg, mEq, g, h'),
+    })
+    .describe(what);
+
+/** Date range filters as FHIR prefixes: `ge<from>` and `le<to>`. */
+export function dateRange(from: string | undefined, to: string | undefined): string[] | undefined {
+  const parts = [from && `ge${from}`, to && `le${to}`].filter((x): x is string => Boolean(x));
+  return parts.length ? parts : undefined;
+}

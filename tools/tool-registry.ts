@@ -1,0 +1,33 @@
+// Every FHIR tool, by name. Order is the order the model sees them in.
+import { findPatients } from './find-patients.ts';
+import { orderMedication } from './order-medication.ts';
+import { orderService } from './order-service.ts';
+import { readResource } from './read-resource.ts';
+import { recordObservation } from './record-observation.ts';
+import { searchAllergies } from './search-allergies.ts';
+import { searchConditions } from './search-conditions.ts';
+import { searchDiagnosticReports } from './search-diagnostic-reports.ts';
+import { searchEncounters } from './search-encounters.ts';
+import { searchImmunizations } from './search-immunizations.ts';
+import { searchMedicationRequests } from './search-medication-requests.ts';
+import { searchObservations } from './search-observations.ts';
+import { searchProcedures } from './search-procedures.ts';
+import type { ToolDefinition } from './tool.ts';
+
+const all = [
+  findPatients,
+  readResource,
+  searchObservations,
+  searchConditions,
+  searchMedicationRequests,
+  searchProcedures,
+  searchEncounters,
+  searchAllergies,
+  searchImmunizations,
+  searchDiagnosticReports,
+  recordObservation,
+  orderMedication,
+  orderService,
+] as unknown as ToolDefinition[];
+
+export const toolRegistry: ReadonlyMap<string, ToolDefinition> = new Map(all.map((t) => [t.name, t]));
