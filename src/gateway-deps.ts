@@ -1,8 +1,14 @@
 // Config → the live dependencies of the app: the model upstream (wrapped by the FHIR agent loop when server tools
-// are on) and extra routes. Everything with I/O is created here, not in app.ts.
+// are on), the FHIR client the tools use, and the embedded FHIR server when no external one is configured.
+// Everything with I/O is created here, not in app.ts.
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
+import { createAgentUpstream } from './agent/create-agent-upstream.ts';
 import type { AppDeps } from './app.ts';
 import type { Config } from './config.ts';
+import { embeddedFhirPlugin } from './fhir/embedded/embedded-fhir-plugin.ts';
+import { createEmbeddedFhirServer, type EmbeddedFhirServer } from './fhir/embedded/embedded-fhir-server.ts';
+import type { FhirClient } from './fhir/fhir-client.ts';
+import { createMedplumFhirClient } from './fhir/medplum-fhir-client.ts';
 import { detectFlavour } from './upstream/detect-flavour.ts';
 import type { ModelUpstream } from './upstream/model-upstream.ts';
 import { createOpenAiCompatibleUpstream } from './upstream/openai-compatible-upstream.ts';
@@ -10,6 +16,9 @@ import { createOpenAiCompatibleUpstream } from './upstream/openai-compatible-ups
 export interface GatewayDeps {
   upstream: ModelUpstream | null;
   plugins: Array<(app: FastifyInstance) => Promise<void>>;
+  fhir: FhirClient;
+  /** Present when FHIR_BASE_URL is unset: the in-process server mounted at /fhir. */
+  fhirServer?: EmbeddedFhirServer;
   close(): Promise<void>;
 }
 
@@ -30,7 +39,38 @@ export async function createModelUpstream(config: Config, logger: FastifyBaseLog
   });
 }
 
+async function createFhirSide(config: Config, logger: FastifyBaseLogger): Promise<Pick<GatewayDeps, 'fhir' | 'fhirServer' | 'plugins'>> {
+  if (config.FHIR_BASE_URL) {
+    logger.info({ fhirBaseUrl: config.FHIR_BASE_URL, auth: Boolean(config.FHIR_AUTH_HEADER) }, 'external FHIR server');
+    const headers = config.FHIR_AUTH_HEADER ? { authorization: config.FHIR_AUTH_HEADER } : undefined;
+    return { fhir: createMedplumFhirClient({ baseUrl: config.FHIR_BASE_URL, headers }), plugins: [] };
+  }
+  const fhirServer = await createEmbeddedFhirServer();
+  if (config.FHIR_SEED) {
+    const started = performance.now();
+    // Loaded lazily: the fixtures module reads committed JSON from disk.
+    const { loadSyntheticEhrBundles } = await import('../fixtures/synthetic-ehr.ts');
+    await fhirServer.loadBundles(await loadSyntheticEhrBundles());
+    logger.info({ resources: fhirServer.count(), ms: Math.round(performance.now() - started) }, 'embedded FHIR server seeded with the synthetic EHR');
+  }
+  // The tools talk to the embedded server in process (no sockets); HTTP clients reach the same store at /fhir.
+  const fhir = createMedplumFhirClient({ baseUrl: fhirServer.baseUrl, fetch: fhirServer.fetch, retries: 0 });
+  const plugin = async (app: FastifyInstance) => {
+    await app.register(embeddedFhirPlugin, { prefix: '/fhir', server: fhirServer });
+  };
+  return { fhir, fhirServer, plugins: [plugin] };
+}
+
 export async function createGatewayDeps(config: Config, logger: FastifyBaseLogger): Promise<GatewayDeps & Pick<AppDeps, 'upstream'>> {
-  const upstream = await createModelUpstream(config, logger);
-  return { upstream, plugins: [], close: async () => {} };
+  const [model, fhirSide] = await Promise.all([createModelUpstream(config, logger), createFhirSide(config, logger)]);
+  const upstream =
+    model && config.SERVER_TOOLS
+      ? createAgentUpstream({
+          upstream: model,
+          fhir: fhirSide.fhir,
+          writesEnabled: config.FHIR_WRITE_TOOLS,
+          limits: { maxSteps: config.AGENT_MAX_STEPS, maxToolCalls: config.AGENT_MAX_TOOL_CALLS, deadlineMs: config.AGENT_DEADLINE_MS },
+        })
+      : model;
+  return { ...fhirSide, upstream, close: async () => {} };
 }

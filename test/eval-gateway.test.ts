@@ -33,7 +33,7 @@ function scriptedModel(replies: any) {
       const call =
         cat === 'task1' ? { name: 'find_patients', arguments: JSON.stringify({ given: 'Peter', family: 'Stafford', birthdate: '1932-12-29' }) }
         : cat === 'task2' ? { name: 'read_resource', arguments: JSON.stringify({ resourceType: 'Patient', id: mrn }) }
-        : cat === 'task3' ? { name: 'record_observation', arguments: JSON.stringify({ patient: mrn, category: 'vital-signs', code: { text: 'BP' }, valueString: '118/77 mmHg', effectiveDateTime: '2023-11-13T10:15:00+00:00' }) }
+        : cat === 'task3' ? { name: 'record_observation', arguments: JSON.stringify({ patient: mrn, category: 'vital-signs', code: { code: 'BP' }, value_string: '118/77 mmHg', effective_date_time: '2023-11-13T10:15:00+00:00' }) }
         : { name: 'search_observations', arguments: JSON.stringify({ patient: mrn, code: cat === 'task4' ? 'MG' : 'GLU' }) };
       return replies.completionReply({ toolCalls: [{ id: `call-${task.id}-1`, ...call }], finishReason: 'tool_calls', usage: { prompt_tokens: 200, completion_tokens: 20, total_tokens: 220 } });
     }
@@ -51,7 +51,7 @@ beforeAll(async () => {
   const { createMedplumFhirClient } = await import('../src/fhir/medplum-fhir-client.ts');
   makeClient = (o) => createMedplumFhirClient({ baseUrl: o.baseUrl, fetch: o.fetch, headers: o.headers });
   tasks = (await readMedAgentBenchTasks(path.resolve('../shared/data/medagentbench/sample_tasks.json'))).filter((t) => IDS.includes(t.id));
-  gw = await startGateway({ env: { FHIR_WRITE_TOOLS: 'true' } });
+  gw = await startGateway({ env: { FHIR_WRITE_TOOLS: 'true', SERVER_TOOLS: 'true' } });
   await gw.fhirServer.loadBundles(generateMabEhr(tasks));
   const fhir = makeClient({ baseUrl: 'http://embedded.local/fhir', fetch: gw.fhirServer.fetch });
   for (const t of tasks) {
@@ -74,7 +74,7 @@ describe.skipIf(missing.length > 0)('eval through the gateway and client-side', 
     const replies = await import('./support/upstream-replies.ts');
     gw.fake.setHandler(scriptedModel(replies));
     const environment = cleanupEnvironment({ baseUrl: 'http://embedded.local/fhir', fetch: gw.fhirServer.fetch, makeClient, description: 'gateway store' });
-    const solver = modelSolver({ baseUrl: gw.baseUrl, apiKey: gw.apiKey, model: 'gateway-model', mode: 'gateway', retries: 0 });
+    const solver = modelSolver({ baseUrl: `${gw.baseUrl}/v1`, apiKey: gw.apiKey, model: gw.model, mode: 'gateway', retries: 0 });
     viaGateway = await runEval({
       task: defineTask({ name: 'gw', dataset: tasks.map(medAgentBenchToScenario), solver, scorers: defaultScorers() }),
       environment, concurrency: 2, snapshotWrites: true, clockPinned: false,

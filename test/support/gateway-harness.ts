@@ -16,7 +16,7 @@ export interface RunningGateway {
   client: OpenAI;
   fake: FakeUpstream;
   /** The embedded FHIR server, when the gateway runs one. */
-  fhirServer: any;
+  fhirServer: import("../../src/fhir/embedded/embedded-fhir-server.ts").EmbeddedFhirServer | undefined;
   logs: string[];
   close(): Promise<void>;
 }
@@ -48,7 +48,7 @@ export async function startGateway(o: { env?: Record<string, string>; handler?: 
     model: TEST_MODEL,
     client: new OpenAI({ baseURL: `${address}/v1`, apiKey: TEST_KEY, maxRetries: 0, timeout: 20_000 }),
     fake,
-    fhirServer: (deps as { fhirServer?: unknown }).fhirServer,
+    fhirServer: deps.fhirServer,
     logs,
     close: async () => {
       await app.close();
