@@ -72,7 +72,7 @@ export function createAgentUpstream(opts: AgentUpstreamOptions): ModelUpstream {
     };
     const fill = await fillServerToolResults({
       messages: initialMessages(params),
-      serverToolNames: mergeTools(params.tools, toolDefinitions).serverToolNames,
+      clientToolNames: mergeTools(params.tools, toolDefinitions).clientToolNames,
       cache,
       execute: (calls) =>
         executeServerToolCalls({ ...loop, calls, step: -1, signal, onResult: loop.onExecuted }),

@@ -4,7 +4,8 @@ import type { ToolResultCache } from './tool-result-cache.ts';
 
 export interface FillOptions {
   messages: ChatMessage[];
-  serverToolNames: ReadonlySet<string>;
+  /** Calls to any other name were the gateway's to answer (see `mergeTools`). */
+  clientToolNames: ReadonlySet<string>;
   cache: ToolResultCache;
   /** Re-executes calls whose result is not cached (reads are repeatable; writes are idempotent by call id). */
   execute: (calls: ToolCall[]) => Promise<ExecutedToolCall[]>;
@@ -22,7 +23,7 @@ export interface FillResult {
  * answer gets one here, inserted after the answers the client sent, so the model sees all results.
  */
 export async function fillServerToolResults(o: FillOptions): Promise<FillResult> {
-  const gaps = findUnansweredServerCalls(o.messages, o.serverToolNames);
+  const gaps = findUnansweredServerCalls(o.messages, o.clientToolNames);
   if (gaps.length === 0) return { messages: o.messages, filled: [], executed: [] };
 
   const contents = new Map<string, string>();
@@ -57,7 +58,7 @@ interface Gap {
   insertAt: number;
 }
 
-function findUnansweredServerCalls(messages: ChatMessage[], serverToolNames: ReadonlySet<string>): Gap[] {
+function findUnansweredServerCalls(messages: ChatMessage[], clientToolNames: ReadonlySet<string>): Gap[] {
   const gaps: Gap[] = [];
   messages.forEach((m, i) => {
     if (m.role !== 'assistant' || !m.tool_calls?.length) return;
@@ -69,7 +70,7 @@ function findUnansweredServerCalls(messages: ChatMessage[], serverToolNames: Rea
       answered.add(next.tool_call_id);
     }
     for (const call of m.tool_calls) {
-      if (serverToolNames.has(call.function.name) && !answered.has(call.id)) gaps.push({ call, insertAt: end });
+      if (!clientToolNames.has(call.function.name) && !answered.has(call.id)) gaps.push({ call, insertAt: end });
     }
   });
   return gaps;

@@ -2,8 +2,14 @@ import type { FunctionTool } from '../upstream/model-upstream.ts';
 
 export interface MergedTools {
   tools: FunctionTool[];
-  /** Names the gateway executes itself. */
+  /** Names the gateway offers and executes itself. */
   serverToolNames: ReadonlySet<string>;
+  /**
+   * Names the client declared: only calls to these go back to the client. A call to any other name (a hallucinated
+   * tool, or a write tool while writes are off) runs server-side, where it fails as a `role: tool` message the
+   * model can read, instead of handing the client a call to a tool it never declared.
+   */
+  clientToolNames: ReadonlySet<string>;
 }
 
 /**
@@ -16,5 +22,6 @@ export function mergeTools(clientTools: FunctionTool[] | undefined, serverTools:
   return {
     tools: [...(clientTools ?? []), ...server],
     serverToolNames: new Set(server.map((t) => t.function.name)),
+    clientToolNames: clientNames,
   };
 }

@@ -5,10 +5,11 @@ export interface PartitionedToolCalls {
   client: ToolCall[];
 }
 
-export function partitionToolCalls(calls: ToolCall[], serverToolNames: ReadonlySet<string>): PartitionedToolCalls {
+/** Calls to the client's declared tools go to the client; every other call runs server-side (see `mergeTools`). */
+export function partitionToolCalls(calls: ToolCall[], clientToolNames: ReadonlySet<string>): PartitionedToolCalls {
   const server: ToolCall[] = [];
   const client: ToolCall[] = [];
-  for (const call of calls) (serverToolNames.has(call.function.name) ? server : client).push(call);
+  for (const call of calls) (clientToolNames.has(call.function.name) ? client : server).push(call);
   return { server, client };
 }
 

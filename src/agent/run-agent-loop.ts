@@ -50,7 +50,7 @@ export interface AgentLoopResult {
 /** step → split calls → stop? → execute server calls → append → repeat. */
 export async function runAgentLoop(o: AgentLoopOptions): Promise<AgentLoopResult> {
   const deadline = createDeadline(o.limits.deadlineMs, o.signal);
-  const { tools, serverToolNames } = mergeTools(o.params.tools, o.serverTools);
+  const { tools, clientToolNames } = mergeTools(o.params.tools, o.serverTools);
   const budget = createTokenBudget(o.params.maxTokens);
   const messages = o.messages ? [...o.messages] : initialMessages(o.params);
   const seenIds = new Set(messages.flatMap((m) => (m.role === 'assistant' ? (m.tool_calls ?? []).map((c) => c.id) : [])));
@@ -90,7 +90,7 @@ export async function runAgentLoop(o: AgentLoopOptions): Promise<AgentLoopResult
       const auditStep: AuditStep = { index, usage: step.usage, finish_reason: step.finishReason, tool_calls: 0, duration_ms: 0 };
       audit.steps.push(auditStep);
 
-      const calls = partitionToolCalls(step.toolCalls, serverToolNames);
+      const calls = partitionToolCalls(step.toolCalls, clientToolNames);
       stop = stopReasonAfterStep({
         step,
         calls,
