@@ -26,7 +26,7 @@ export function defineSearchTool<S extends z.ZodObject>(def: {
     async execute(input, ctx) {
       const { count, raw } = input as z.infer<S> & SearchInput;
       try {
-        const params: SearchParams = { ...def.toParams(input, ctx), _count: count };
+        const params: SearchParams = { ...def.toParams(input, ctx), _count: count, _total: 'accurate' };
         const result = await ctx.fhir.searchResources<Resource>(def.resourceType, params, {
           signal: ctx.signal,
           onTrace: ctx.onTrace,

@@ -25,6 +25,6 @@ export const searchDiagnosticReports = defineSearchTool({
     category: i.category,
     status: i.status,
     date: dateRange(i.date_from, i.date_to),
-    _sort: '-date',
+    _sort: '-date,_id',
   }),
 });

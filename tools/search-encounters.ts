@@ -18,5 +18,5 @@ export const searchEncounters = defineSearchTool({
     count: countField(20, 100),
     raw: rawField(),
   }),
-  toParams: (i) => ({ patient: patientReference(i.patient), status: i.status, class: i.class, date: dateRange(i.date_from, i.date_to), _sort: '-date' }),
+  toParams: (i) => ({ patient: patientReference(i.patient), status: i.status, class: i.class, date: dateRange(i.date_from, i.date_to), _sort: '-date,_id' }),
 });

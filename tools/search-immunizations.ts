@@ -20,6 +20,6 @@ export const searchImmunizations = defineSearchTool({
     'vaccine-code': i.vaccine_code,
     status: i.status,
     date: dateRange(i.date_from, i.date_to),
-    _sort: '-date',
+    _sort: '-date,_id',
   }),
 });

@@ -28,6 +28,6 @@ export const searchMedicationRequests = defineSearchTool({
     intent: i.intent,
     code: i.code,
     authoredon: dateRange(i.date_from, i.date_to),
-    _sort: '-authoredon',
+    _sort: '-authoredon,_id',
   }),
 });

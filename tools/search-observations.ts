@@ -22,6 +22,6 @@ export const searchObservations = defineSearchTool({
     code: i.code,
     category: i.category,
     date: dateRange(i.date_from, i.date_to),
-    _sort: '-date',
+    _sort: '-date,_id',
   }),
 });

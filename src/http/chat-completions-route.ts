@@ -26,14 +26,22 @@ const notConfigured = () =>
   });
 
 /** Aborts on client disconnect or at the deadline; `timedOut` tells the two apart. */
-function requestSignal(req: FastifyRequest, reply: FastifyReply, deadlineMs: number) {
+function requestSignal(reply: FastifyReply, deadlineMs: number) {
   const controller = new AbortController();
-  const deadline = AbortSignal.timeout(deadlineMs);
+  let timedOut = false;
+  const deadline = setTimeout(() => {
+    timedOut = true;
+    controller.abort(new DOMException('deadline exceeded', 'TimeoutError'));
+  }, deadlineMs);
   const onClose = () => {
     if (!reply.raw.writableFinished) controller.abort(new Error('client disconnected'));
   };
   reply.raw.once('close', onClose);
-  return { signal: AbortSignal.any([controller.signal, deadline]), timedOut: () => deadline.aborted, cleanup: () => {
+  return {
+    signal: controller.signal,
+    timedOut: () => timedOut,
+    cleanup: () => {
+      clearTimeout(deadline);
       reply.raw.off('close', onClose);
       // Anything still in flight upstream (e.g. a stream abandoned after an encoding error) is no longer wanted.
       controller.abort(new Error('request finished'));
@@ -58,7 +66,7 @@ export async function chatCompletionsRoute(app: FastifyInstance, o: ChatRouteOpt
     const jsonMode = params.responseFormat?.type === 'json_object' || params.responseFormat?.type === 'json_schema';
     const id = `chatcmpl-${o.generateId()}`;
     const created = Math.floor(o.now() / 1000);
-    const sig = requestSignal(req, reply, o.deadlineMs);
+    const sig = requestSignal(reply, o.deadlineMs);
     try {
       if (!body.stream) {
         const completions = await Promise.all(Array.from({ length: n }, (_, i) => upstream.doGenerate(choiceParams(params, i), { signal: sig.signal })));
@@ -66,7 +74,7 @@ export async function chatCompletionsRoute(app: FastifyInstance, o: ChatRouteOpt
       }
       const streams = await Promise.all(Array.from({ length: n }, (_, i) => upstream.doStream(choiceParams(params, i), { signal: sig.signal })));
       const encoder = createChunkEncoder({ id, created, model: o.modelId, choices: n, jsonMode, includeUsage: !!body.stream_options?.include_usage });
-      const deltas = n === 1 ? mapSingle(streams[0]!) : mergeStreams(streams);
+      const deltas = n === 1 ? { single: streams[0]! } : { merged: mergeStreams(streams) };
       await writeSse({ reply, encoder, deltas, requestId: String(req.id), onError: (err) => describeStreamError(err, sig.timedOut(), req) });
       return reply;
     } catch (err) {
@@ -76,10 +84,6 @@ export async function chatCompletionsRoute(app: FastifyInstance, o: ChatRouteOpt
       sig.cleanup();
     }
   });
-}
-
-async function* mapSingle(stream: AsyncIterable<UpstreamDelta>) {
-  for await (const delta of stream) yield { index: 0, delta };
 }
 
 function describeStreamError(err: unknown, timedOut: boolean, req: FastifyRequest): ApiError {

@@ -2,12 +2,14 @@
 // `data: {"error":{...}}` event before the connection closes, and the stream always ends (finally).
 import type { FastifyReply } from 'fastify';
 import type { ApiError } from '../openai/api-error.ts';
+import type { UpstreamDelta } from '../upstream/model-upstream.ts';
 import type { createChunkEncoder, Emitted, IndexedDelta } from './chunk-encoder.ts';
 
 export async function writeSse(o: {
   reply: FastifyReply;
   encoder: ReturnType<typeof createChunkEncoder>;
-  deltas: AsyncIterable<IndexedDelta>;
+  /** n = 1: the upstream's deltas as they are (no re-wrapping generator per delta); n > 1: tagged by choice. */
+  deltas: { single: AsyncIterable<UpstreamDelta> } | { merged: AsyncIterable<IndexedDelta> };
   requestId: string;
   onError: (err: unknown) => ApiError;
 }): Promise<void> {
@@ -20,18 +22,41 @@ export async function writeSse(o: {
     'x-accel-buffering': 'no',
     'x-request-id': o.requestId,
   });
-  const write = async (s: string) => {
-    if (raw.destroyed) throw new Error('client disconnected');
-    if (!raw.write(s)) await new Promise<void>((resolve) => (raw.once('drain', resolve), raw.once('close', resolve)));
+  // Deltas of one upstream read arrive within one tick: cork until the next macrotask so they leave in one
+  // syscall, and only wait when the socket pushes back.
+  let corked = false;
+  const uncork = () => {
+    corked = false;
+    raw.uncork();
   };
-  const emit = async (list: Emitted[]) => {
+  const write = (s: string): Promise<void> | undefined => {
+    if (raw.destroyed) throw new Error('client disconnected');
+    if (!corked) {
+      corked = true;
+      raw.cork();
+      setImmediate(uncork);
+    }
+    if (raw.write(s)) return undefined;
+    return new Promise<void>((resolve) => (raw.once('drain', resolve), raw.once('close', resolve)));
+  };
+  const emit = (list: Emitted[]) => {
     let out = '';
     for (const e of list) out += e.kind === 'keepalive' ? ': keep-alive\n\n' : `data: ${JSON.stringify(e.chunk)}\n\n`;
-    if (out) await write(out);
+    return out ? write(out) : undefined;
   };
   try {
     await emit(o.encoder.start());
-    for await (const d of o.deltas) await emit(o.encoder.encode(d));
+    if ('single' in o.deltas) {
+      for await (const delta of o.deltas.single) {
+        const pushedBack = emit(o.encoder.encode({ index: 0, delta }));
+        if (pushedBack) await pushedBack;
+      }
+    } else {
+      for await (const d of o.deltas.merged) {
+        const pushedBack = emit(o.encoder.encode(d));
+        if (pushedBack) await pushedBack;
+      }
+    }
     await emit(o.encoder.end());
     await write('data: [DONE]\n\n');
   } catch (err) {

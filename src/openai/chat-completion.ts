@@ -56,7 +56,10 @@ export function toChatCompletion(o: {
   completions: UpstreamCompletion[];
   jsonMode: boolean;
 }) {
-  const extensions = Object.assign({}, ...o.completions.map((c) => c.extensions ?? {}));
+  // n > 1: each choice ran its own agent loop. The top level keeps choice 0's extensions (what single-choice
+  // readers expect) and every choice carries its own, so no audit trail is lost.
+  const extensions = o.completions[0]?.extensions ?? {};
+  const perChoice = o.completions.length > 1;
   return {
     id: o.id,
     object: 'chat.completion' as const,
@@ -67,6 +70,7 @@ export function toChatCompletion(o: {
       message: toWireMessage(c, o.jsonMode),
       logprobs: null,
       finish_reason: c.finishReason,
+      ...(perChoice ? (c.extensions ?? {}) : {}),
     })),
     usage: toWireUsage(o.completions.reduce<Usage | null>((t, c) => sumUsage(t, c.usage), null)),
     ...extensions,

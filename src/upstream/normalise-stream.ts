@@ -1,7 +1,7 @@
 // Upstream chunks → normalised UpstreamDelta events: reasoning split from content whatever the style, tool calls
 // with id and name in their first fragment, and exactly one finish at the end (usage may arrive after it).
 import type { FinishReason, UpstreamDelta, Usage } from './model-upstream.ts';
-import { readSseData } from './read-sse-data.ts';
+import { createSseParser } from './read-sse-data.ts';
 import { createThinkSplitter, type TextPiece } from './think-splitter.ts';
 import { UpstreamError } from './upstream-error.ts';
 import { normaliseFinishReason, normaliseUsage, wireChunkSchema, type WireToolCall } from './upstream-wire.ts';
@@ -14,13 +14,27 @@ interface PendingCall {
   outIndex: number;
 }
 
-/** Socket errors mid-body become UpstreamErrors, so the edge reports them as upstream failures, not our own. */
-async function* guardBody(body: AsyncIterable<Uint8Array>): AsyncGenerator<Uint8Array> {
+/** Reads the body one network read at a time; socket errors mid-body become UpstreamErrors (an upstream failure,
+ * not ours). A plain loop instead of a wrapping generator: one await per read, not per event. */
+async function* sseBatches(body: AsyncIterable<Uint8Array>): AsyncGenerator<string[]> {
+  const it = body[Symbol.asyncIterator]();
+  const decoder = new TextDecoder();
+  const parser = createSseParser();
   try {
-    yield* body;
-  } catch (cause) {
-    if ((cause as Error)?.name === 'AbortError') throw cause;
-    throw new UpstreamError('upstream connection dropped mid-stream', { cause });
+    for (;;) {
+      let r: IteratorResult<Uint8Array>;
+      try {
+        r = await it.next();
+      } catch (cause) {
+        if ((cause as Error)?.name === 'AbortError') throw cause;
+        throw new UpstreamError('upstream connection dropped mid-stream', { cause });
+      }
+      if (r.done) break;
+      yield parser.push(decoder.decode(r.value, { stream: true }));
+    }
+    yield [...parser.push(decoder.decode()), ...parser.end()];
+  } finally {
+    await it.return?.();
   }
 }
 
@@ -60,31 +74,33 @@ export async function* normaliseStream(o: {
     }
   }
 
-  for await (const data of readSseData(guardBody(o.body))) {
-    if (data === '[DONE]') {
-      done = true;
-      break;
+  read: for await (const batch of sseBatches(o.body)) {
+    for (const data of batch) {
+      if (data === '[DONE]') {
+        done = true;
+        break read;
+      }
+      let json: unknown;
+      try {
+        json = JSON.parse(data);
+      } catch {
+        throw new UpstreamError('upstream sent a malformed stream chunk', { statusCode: 502, responseBody: data.slice(0, 200) });
+      }
+      const chunk = wireChunkSchema.safeParse(json);
+      if (!chunk.success) throw new UpstreamError('upstream sent an unexpected stream chunk', { statusCode: 502 });
+      if (chunk.data.error) throw new UpstreamError(`upstream stream error: ${chunk.data.error.message ?? 'unknown'}`, { statusCode: 502 });
+      if (chunk.data.usage) usage = normaliseUsage(chunk.data.usage);
+      const choice = chunk.data.choices?.find((c) => (c.index ?? 0) === 0);
+      if (!choice) continue;
+      const d = choice.delta;
+      if (d) {
+        const reasoning = d.reasoning_content ?? d.reasoning;
+        if (reasoning && o.thinking) yield { type: 'reasoning', text: reasoning };
+        if (d.content) yield* pieces(splitter.push(d.content));
+        for (const [i, tc] of (d.tool_calls ?? []).entries()) yield* toolFragment(tc, i);
+      }
+      if (choice.finish_reason) finish = choice.finish_reason;
     }
-    let json: unknown;
-    try {
-      json = JSON.parse(data);
-    } catch {
-      throw new UpstreamError('upstream sent a malformed stream chunk', { statusCode: 502, responseBody: data.slice(0, 200) });
-    }
-    const chunk = wireChunkSchema.safeParse(json);
-    if (!chunk.success) throw new UpstreamError('upstream sent an unexpected stream chunk', { statusCode: 502 });
-    if (chunk.data.error) throw new UpstreamError(`upstream stream error: ${chunk.data.error.message ?? 'unknown'}`, { statusCode: 502 });
-    if (chunk.data.usage) usage = normaliseUsage(chunk.data.usage);
-    const choice = chunk.data.choices?.find((c) => (c.index ?? 0) === 0);
-    if (!choice) continue;
-    const d = choice.delta;
-    if (d) {
-      const reasoning = d.reasoning_content ?? d.reasoning;
-      if (reasoning && o.thinking) yield { type: 'reasoning', text: reasoning };
-      if (d.content) yield* pieces(splitter.push(d.content));
-      for (const [i, tc] of (d.tool_calls ?? []).entries()) yield* toolFragment(tc, i);
-    }
-    if (choice.finish_reason) finish = choice.finish_reason;
   }
   if (!done && !finish) throw new UpstreamError('upstream stream ended before it finished', { statusCode: 502 });
   yield* pieces(splitter.end());

@@ -3,6 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pRetry from 'p-retry';
+import { abortAfter } from './abort-after.ts';
 import { buildUpstreamBody } from './build-upstream-body.ts';
 import { undiciPost, type HttpPost, type HttpResponse } from './http-post.ts';
 import type { CallOptions, ChatParams, ModelUpstream, UpstreamCompletion, UpstreamDelta, UpstreamFlavour } from './model-upstream.ts';
@@ -41,17 +42,20 @@ export function createOpenAiCompatibleUpstream(o: OpenAiCompatibleUpstreamOption
   if (o.apiKey) headers.authorization = `Bearer ${o.apiKey}`;
 
   async function attempt(body: string, signal: AbortSignal | undefined): Promise<HttpResponse> {
-    const timeout = AbortSignal.timeout(timeoutMs);
-    const attemptSignal = signal ? AbortSignal.any([signal, timeout]) : timeout;
+    // Not disposed on success: the timeout and the caller's abort must still reach a streaming body. The caller
+    // aborts its signal when the request ends, which clears the timer.
+    const timeout = abortAfter(timeoutMs, signal);
     let res: HttpResponse;
     try {
-      res = await post(url, { headers, body, signal: attemptSignal });
+      res = await post(url, { headers, body, signal: timeout.signal });
     } catch (cause) {
+      timeout.dispose();
       if (signal?.aborted) throw signal.reason;
-      const why = timeout.aborted ? `timed out after ${timeoutMs} ms` : 'unreachable';
+      const why = timeout.timedOut() ? `timed out after ${timeoutMs} ms` : 'unreachable';
       throw new UpstreamError(`upstream ${why}`, { cause });
     }
     if (res.status >= 200 && res.status < 300) return res;
+    timeout.dispose();
     const text = await res.text().catch(() => '');
     throw new UpstreamError(`upstream answered HTTP ${res.status}`, {
       statusCode: res.status,

@@ -53,6 +53,9 @@ function candidates(store: ResourceStore, query: SearchQuery): Iterable<Stored> 
 
 type SortKey = string | number | undefined;
 
+// A period with a start and no end is still going on: it sorts after everything that has ended.
+const ONGOING = '9999-12-31T23:59:59.999Z';
+
 function sortKey(values: TypedValue[], rule: SortRule): SortKey {
   switch (rule.param.type) {
     case 'date': {
@@ -60,7 +63,7 @@ function sortKey(values: TypedValue[], rule: SortRule): SortKey {
       if (!periods.length) return undefined;
       // Descending orders by the latest end, ascending by the earliest start.
       return rule.descending
-        ? periods.map((p) => p.end ?? p.start ?? '').sort().at(-1)
+        ? periods.map((p) => p.end ?? (p.start ? ONGOING : '')).sort().at(-1)
         : periods.map((p) => p.start ?? p.end ?? '').sort()[0];
     }
     case 'number':
