@@ -32,7 +32,7 @@ export const CONFIG_VARS = {
     default: 'auto',
     help: 'How to switch thinking off upstream: vllm|sglang|ollama|llamacpp|deepseek|openai, or auto-detect.',
   },
-  UPSTREAM_TIMEOUT_MS: { schema: int(100, 3_600_000), default: '600000', help: 'Per-attempt upstream timeout.' },
+  UPSTREAM_TIMEOUT_MS: { schema: int(100, 3_600_000), default: '600000', help: 'Upstream timeout per attempt: for the response headers, and for each gap between streamed chunks.' },
   UPSTREAM_MAX_RETRIES: { schema: int(0, 10), default: '2', help: 'Retries for 429, 5xx and network errors (before the first byte only).' },
   REQUEST_DEADLINE_MS: { schema: int(100, 3_600_000), default: '900000', help: 'Overall deadline for one chat request, retries included.' },
   RATE_LIMIT_PER_MINUTE: { schema: int(0, 1_000_000_000), default: '600', help: 'Requests per minute per API key (0 = unlimited).' },

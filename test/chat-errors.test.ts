@@ -163,6 +163,34 @@ describe('upstream trouble', () => {
     expect(s.text.trim().split('\n\n').at(-1)).toContain('"code":"timeout"');
   });
 
+  it('UPSTREAM_TIMEOUT_MS: a slow upstream is retried, then a 502 that says it timed out; a stalled stream ends in an error event', async () => {
+    const slow = await startGateway({ env: { UPSTREAM_TIMEOUT_MS: '300', UPSTREAM_MAX_RETRIES: '1' } });
+    try {
+      slow.fake.enqueue({ delayMs: 2000, ...completionReply({ content: 'late' }) });
+      slow.fake.enqueue({ delayMs: 2000, ...completionReply({ content: 'late' }) });
+      const res = await fetch(`${slow.baseUrl}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${slow.apiKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: slow.model, messages: [{ role: 'user', content: 'hi' }] }),
+      });
+      expect(res.status).toBe(502);
+      const json = await res.json();
+      expectEnvelope(json, { type: 'server_error', code: 'upstream_error' });
+      expect(slow.fake.requests).toHaveLength(2);
+      // Chunks keep coming slower than the per-gap limit: the body timer fires mid-stream.
+      slow.fake.enqueue(streamReply({ content: ['a', 'b', 'c'] }, { chunkDelayMs: 1000 }));
+      const stream = await fetch(`${slow.baseUrl}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${slow.apiKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: slow.model, messages: [{ role: 'user', content: 'hi' }], stream: true }),
+      });
+      expect(stream.status).toBe(200);
+      expect((await stream.text()).trim().split('\n\n').at(-1)).toContain('"code":"upstream_error"');
+    } finally {
+      await slow.close();
+    }
+  });
+
   it('no upstream configured → 503 naming UPSTREAM_BASE_URL; models and health still work', async () => {
     const bare = await startGateway({ noUpstream: true });
     try {

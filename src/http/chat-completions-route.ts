@@ -40,11 +40,13 @@ function requestSignal(reply: FastifyReply, deadlineMs: number) {
   return {
     signal: controller.signal,
     timedOut: () => timedOut,
-    cleanup: () => {
+    /** `settled`: everything upstream was consumed. Otherwise whatever is still in flight (a sibling choice, a
+     * stream abandoned after an error) is no longer wanted. Aborting costs an Error and an event per listener, so
+     * the common path skips it. */
+    cleanup: (settled: boolean) => {
       clearTimeout(deadline);
       reply.raw.off('close', onClose);
-      // Anything still in flight upstream (e.g. a stream abandoned after an encoding error) is no longer wanted.
-      controller.abort(new Error('request finished'));
+      if (!settled) controller.abort(new Error('request finished'));
     },
   };
 }
@@ -67,21 +69,23 @@ export async function chatCompletionsRoute(app: FastifyInstance, o: ChatRouteOpt
     const id = `chatcmpl-${o.generateId()}`;
     const created = Math.floor(o.now() / 1000);
     const sig = requestSignal(reply, o.deadlineMs);
+    let settled = false;
     try {
       if (!body.stream) {
         const completions = await Promise.all(Array.from({ length: n }, (_, i) => upstream.doGenerate(choiceParams(params, i), { signal: sig.signal })));
+        settled = true;
         return toChatCompletion({ id, created, model: o.modelId, completions, jsonMode });
       }
       const streams = await Promise.all(Array.from({ length: n }, (_, i) => upstream.doStream(choiceParams(params, i), { signal: sig.signal })));
       const encoder = createChunkEncoder({ id, created, model: o.modelId, choices: n, jsonMode, includeUsage: !!body.stream_options?.include_usage });
       const deltas = n === 1 ? { single: streams[0]! } : { merged: mergeStreams(streams) };
-      await writeSse({ reply, encoder, deltas, requestId: String(req.id), onError: (err) => describeStreamError(err, sig.timedOut(), req) });
+      settled = await writeSse({ reply, encoder, deltas, requestId: String(req.id), onError: (err) => describeStreamError(err, sig.timedOut(), req) });
       return reply;
     } catch (err) {
       if (sig.timedOut()) throw deadlineError();
       throw err;
     } finally {
-      sig.cleanup();
+      sig.cleanup(settled);
     }
   });
 }

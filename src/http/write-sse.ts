@@ -5,6 +5,7 @@ import type { ApiError } from '../openai/api-error.ts';
 import type { UpstreamDelta } from '../upstream/model-upstream.ts';
 import type { createChunkEncoder, Emitted, IndexedDelta } from './chunk-encoder.ts';
 
+/** Resolves true when the stream ran to `[DONE]`, false when it ended with an error event. */
 export async function writeSse(o: {
   reply: FastifyReply;
   encoder: ReturnType<typeof createChunkEncoder>;
@@ -12,7 +13,7 @@ export async function writeSse(o: {
   deltas: { single: AsyncIterable<UpstreamDelta> } | { merged: AsyncIterable<IndexedDelta> };
   requestId: string;
   onError: (err: unknown) => ApiError;
-}): Promise<void> {
+}): Promise<boolean> {
   const raw = o.reply.raw;
   o.reply.hijack();
   raw.writeHead(200, {
@@ -59,8 +60,10 @@ export async function writeSse(o: {
     }
     await emit(o.encoder.end());
     await write('data: [DONE]\n\n');
+    return true;
   } catch (err) {
     if (!raw.destroyed) raw.write(`data: ${JSON.stringify(o.onError(err).toEnvelope())}\n\n`);
+    return false;
   } finally {
     raw.end();
   }

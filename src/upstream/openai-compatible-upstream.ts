@@ -3,9 +3,8 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pRetry from 'p-retry';
-import { abortAfter } from './abort-after.ts';
 import { buildUpstreamBody } from './build-upstream-body.ts';
-import { undiciPost, type HttpPost, type HttpResponse } from './http-post.ts';
+import { isTimeoutError, undiciPost, type HttpPost, type HttpResponse } from './http-post.ts';
 import type { CallOptions, ChatParams, ModelUpstream, UpstreamCompletion, UpstreamDelta, UpstreamFlavour } from './model-upstream.ts';
 import { normaliseStream } from './normalise-stream.ts';
 import { splitThink } from './think-splitter.ts';
@@ -42,20 +41,14 @@ export function createOpenAiCompatibleUpstream(o: OpenAiCompatibleUpstreamOption
   if (o.apiKey) headers.authorization = `Bearer ${o.apiKey}`;
 
   async function attempt(body: string, signal: AbortSignal | undefined): Promise<HttpResponse> {
-    // Not disposed on success: the timeout and the caller's abort must still reach a streaming body. The caller
-    // aborts its signal when the request ends, which clears the timer.
-    const timeout = abortAfter(timeoutMs, signal);
     let res: HttpResponse;
     try {
-      res = await post(url, { headers, body, signal: timeout.signal });
+      res = await post(url, { headers, body, signal, timeoutMs });
     } catch (cause) {
-      timeout.dispose();
       if (signal?.aborted) throw signal.reason;
-      const why = timeout.timedOut() ? `timed out after ${timeoutMs} ms` : 'unreachable';
-      throw new UpstreamError(`upstream ${why}`, { cause });
+      throw new UpstreamError(`upstream ${isTimeoutError(cause) ? `timed out after ${timeoutMs} ms` : 'unreachable'}`, { cause });
     }
     if (res.status >= 200 && res.status < 300) return res;
-    timeout.dispose();
     const text = await res.text().catch(() => '');
     throw new UpstreamError(`upstream answered HTTP ${res.status}`, {
       statusCode: res.status,
@@ -64,15 +57,27 @@ export function createOpenAiCompatibleUpstream(o: OpenAiCompatibleUpstreamOption
     });
   }
 
-  function send(params: ChatParams, stream: boolean, signal: AbortSignal | undefined): Promise<HttpResponse> {
+  const retryable = (err: unknown) => err instanceof UpstreamError && err.isRetryable;
+
+  async function send(params: ChatParams, stream: boolean, signal: AbortSignal | undefined): Promise<HttpResponse> {
     const body = JSON.stringify(buildUpstreamBody({ params, model: o.model, flavour: o.flavour, stream }));
+    const retries = o.maxRetries ?? 2;
+    // The first attempt runs bare; p-retry (and its bookkeeping) only takes over once something failed.
+    try {
+      return await attempt(body, signal);
+    } catch (first) {
+      if (retries === 0 || !retryable(first) || signal?.aborted) throw first;
+      const wait = (first as UpstreamError).retryAfterMs;
+      if (wait) await sleep(Math.min(wait, o.maxRetryAfterMs ?? 30_000), undefined, { signal });
+      else await sleep(100, undefined, { signal });
+    }
     return pRetry(() => attempt(body, signal), {
-      retries: o.maxRetries ?? 2,
-      minTimeout: 100,
+      retries: retries - 1,
+      minTimeout: 200,
       maxTimeout: 2000,
       factor: 2,
       signal,
-      shouldRetry: ({ error }) => error instanceof UpstreamError && error.isRetryable,
+      shouldRetry: ({ error }) => retryable(error),
       onFailedAttempt: async ({ error, retriesLeft }) => {
         const wait = error instanceof UpstreamError ? error.retryAfterMs : undefined;
         if (wait && retriesLeft > 0) await sleep(Math.min(wait, o.maxRetryAfterMs ?? 30_000), undefined, { signal });

@@ -56,6 +56,7 @@ export async function startFakeUpstream(o: { handler?: FakeHandler; script?: Fak
     if (res.destroyed) return;
     if (r.chunks) {
       res.writeHead(r.status ?? 200, { 'content-type': 'text/event-stream', ...r.headers });
+      res.flushHeaders(); // like real servers: headers go out before the first token
       for (const [i, c] of r.chunks.entries()) {
         if (r.dropAfterChunks !== undefined && i >= r.dropAfterChunks) {
           res.socket?.destroy();
