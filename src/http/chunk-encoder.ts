@@ -17,15 +17,24 @@ interface ChoiceState {
   toolCalls: boolean;
 }
 
-export type Emitted = { kind: 'chunk'; chunk: Record<string, unknown> } | { kind: 'keepalive' };
+/** A serialised chunk (the JSON after `data: `) or an SSE comment keep-alive. */
+export type Emitted = { kind: 'chunk'; json: string } | { kind: 'keepalive' };
 
 export function createChunkEncoder(o: { id: string; created: number; model: string; choices: number; jsonMode: boolean; includeUsage: boolean }) {
   const states = new Map<number, ChoiceState>();
   let usage: Usage | null = null;
   const base = { id: o.id, object: 'chat.completion.chunk', created: o.created, model: o.model };
+  // Hot path: a stream is hundreds of one-token chunks that differ only in the delta, so the fixed part is
+  // serialised once. Same bytes as JSON.stringify of the whole object.
+  const head = `${JSON.stringify(base).slice(0, -1)},"choices":[{"index":`;
+  const whole = (obj: Record<string, unknown>): Emitted => ({ kind: 'chunk', json: JSON.stringify({ ...base, ...obj }) });
   const chunk = (index: number, delta: Record<string, unknown>, finish: string | null = null): Emitted => ({
     kind: 'chunk',
-    chunk: { ...base, choices: [{ index, delta, logprobs: null, finish_reason: finish }] },
+    json: `${head}${index},"delta":${JSON.stringify(delta)},"logprobs":null,"finish_reason":${JSON.stringify(finish)}}]}`,
+  });
+  const text = (index: number, field: 'content' | 'reasoning_content', value: string): Emitted => ({
+    kind: 'chunk',
+    json: `${head}${index},"delta":{"${field}":${JSON.stringify(value)}},"logprobs":null,"finish_reason":null}]}`,
   });
   const state = (i: number) => {
     let s = states.get(i);
@@ -42,7 +51,7 @@ export function createChunkEncoder(o: { id: string; created: number; model: stri
       switch (d.type) {
         case 'reasoning':
           s.reasoning += d.text;
-          return [chunk(index, { reasoning_content: d.text })];
+          return [text(index, 'reasoning_content', d.text)];
         case 'content':
           if (o.jsonMode) {
             // JSON mode streams reasoning live but holds content until it can be checked.
@@ -50,7 +59,7 @@ export function createChunkEncoder(o: { id: string; created: number; model: stri
             return [];
           }
           s.content = true;
-          return [chunk(index, { content: d.text })];
+          return [text(index, 'content', d.text)];
         case 'tool-call-start':
           s.toolCalls = true;
           return [chunk(index, { tool_calls: [{ index: d.index, id: d.id, type: 'function', function: { name: d.name, arguments: '' } }] })];
@@ -60,7 +69,7 @@ export function createChunkEncoder(o: { id: string; created: number; model: stri
           usage = sumUsage(usage, d.usage);
           return [];
         case 'extension':
-          return [{ kind: 'chunk', chunk: { ...base, choices: [], ...d.data } }];
+          return [whole({ choices: [], ...d.data })];
         case 'keepalive':
           return [{ kind: 'keepalive' }];
         case 'finish': {
@@ -80,7 +89,7 @@ export function createChunkEncoder(o: { id: string; created: number; model: stri
     },
     end(): Emitted[] {
       if (!o.includeUsage) return [];
-      return [{ kind: 'chunk', chunk: { ...base, choices: [], usage: toWireUsage(usage) } }];
+      return [whole({ choices: [], usage: toWireUsage(usage) })];
     },
   };
 }

@@ -42,7 +42,7 @@ export async function writeSse(o: {
   };
   const emit = (list: Emitted[]) => {
     let out = '';
-    for (const e of list) out += e.kind === 'keepalive' ? ': keep-alive\n\n' : `data: ${JSON.stringify(e.chunk)}\n\n`;
+    for (const e of list) out += e.kind === 'keepalive' ? ': keep-alive\n\n' : `data: ${e.json}\n\n`;
     return out ? write(out) : undefined;
   };
   try {

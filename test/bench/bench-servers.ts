@@ -43,7 +43,20 @@ function streamBody(): Buffer {
   return Buffer.from(parts.join(''));
 }
 
-async function startUpstream(): Promise<number> {
+/** Like a model server: one SSE event per token, PACE_MS apart, headers first. */
+async function writePaced(res: http.ServerResponse, sse: Buffer, paceMs: number): Promise<void> {
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+  res.flushHeaders();
+  const events = sse.toString().split('\n\n').filter(Boolean);
+  for (const e of events) {
+    if (res.destroyed) return;
+    res.write(`${e}\n\n`);
+    await new Promise((r) => setTimeout(r, paceMs));
+  }
+  res.end();
+}
+
+async function startUpstream(paceMs: number): Promise<number> {
   const json = completionBody();
   const sse = streamBody();
   const server = http.createServer((req, res) => {
@@ -56,7 +69,9 @@ async function startUpstream(): Promise<number> {
         return;
       }
       const stream = Buffer.concat(chunks).includes('"stream":true');
-      if (stream) {
+      if (stream && paceMs > 0) {
+        void writePaced(res, sse, paceMs);
+      } else if (stream) {
         res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
         res.end(sse);
       } else {
@@ -107,5 +122,5 @@ async function startGateway(upstream: string): Promise<number> {
 
 const [kind, upstream] = process.argv.slice(2);
 const port =
-  kind === 'upstream' ? await startUpstream() : kind === 'passthrough' ? await startPassthrough(upstream!) : await startGateway(upstream!);
+  kind === 'upstream' ? await startUpstream(0) : kind === 'paced-upstream' ? await startUpstream(Number(upstream ?? 2)) : kind === 'passthrough' ? await startPassthrough(upstream!) : await startGateway(upstream!);
 process.stdout.write(`READY ${port}\n`);
