@@ -33,6 +33,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     loggerInstance: deps.logger,
     bodyLimit: config.BODY_LIMIT_BYTES,
     requestIdHeader: false,
+    // Fastify's own request lines log the full URL, and FHIR search URLs carry names and birth dates (PHI).
+    // One line per request below instead, with the path only.
+    disableRequestLogging: true,
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
@@ -77,6 +80,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       );
       return;
     }
+    done();
+  });
+
+  app.addHook('onResponse', (req, reply, done) => {
+    const path = req.url.split('?', 1)[0];
+    req.log.info({ method: req.method, path, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 }, 'request completed');
     done();
   });
 

@@ -236,6 +236,11 @@ describe('rate limit and logs', () => {
     expect(logs).not.toContain(gw.apiKey);
     expect(logs).not.toContain('PHI-MARKER');
     expect(logs).not.toContain('Potassium 5.9');
+    // FHIR search URLs carry names and birth dates: requests are logged by path only.
+    await fetch(`${gw.baseUrl}/fhir/Patient?family=PHI-QUERY-MARKER`, { headers: { authorization: `Bearer ${gw.apiKey}` } });
+    const after = gw.logs.join('\n');
+    expect(after).toContain('"path":"/fhir/Patient"');
+    expect(after).not.toContain('PHI-QUERY-MARKER');
   });
 
   it('LOG_MESSAGE_CONTENT=true opts in to logging messages', async () => {
