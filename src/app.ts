@@ -1,6 +1,6 @@
 // buildApp(deps): fastify, auth, rate limit, error envelope, routes. It never listens; src/server.ts does.
 import { randomUUID } from 'node:crypto';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
 import type { Config } from './config.ts';
 import { createApiKeyChecker, bearerToken } from './http/api-key-checker.ts';
 import { chatCompletionsRoute } from './http/chat-completions-route.ts';
@@ -35,7 +35,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     requestIdHeader: false,
     // Fastify's own request lines log the full URL, and FHIR search URLs carry names and birth dates (PHI).
     // One line per request below instead, with the path only.
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
