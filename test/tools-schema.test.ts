@@ -1,5 +1,6 @@
 // The OpenAI tool definitions are what models see: they must be well-formed JSON Schema objects, fully
 // described, with bounded integers, and must agree with the registry and the writes switch.
+import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { openAiToolDefinitions, renderToolsMarkdownTable, toolRegistry, tools } from '../tools/index.ts';
 
@@ -72,5 +73,10 @@ describe('tool definitions', () => {
     expect(rows).toHaveLength(tools.length + 2);
     expect(table).toMatch(/\| `record_observation` \| write \|/);
     expect(table).toMatch(/\| `search_observations` \| read \|.*`patient`, `code\?`/);
+  });
+
+  it('the README carries the current table', async () => {
+    const readme = await readFile(new URL('../README.md', import.meta.url), 'utf8');
+    expect(readme).toContain(renderToolsMarkdownTable().trim());
   });
 });
