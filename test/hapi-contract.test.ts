@@ -2,7 +2,7 @@
 // test/support/fhir-backends-setup.ts (Docker image, or the Docker-free Java launcher in test/hapi).
 // One file on purpose: the suites share one server and run in order (loader on an empty server, then tools on
 // the synthetic EHR), which parallel test files could not guarantee.
-import { describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { SYNTHETIC_EHR_DIR } from '../fixtures/synthetic-ehr.ts';
 import type { FhirClient } from '../src/fhir/fhir-client.ts';
 import { loadFhirFiles } from '../src/fhir/loader/load-fhir-files.ts';
@@ -10,6 +10,8 @@ import { createMedplumFhirClient } from '../src/fhir/medplum-fhir-client.ts';
 import type { ProvidedHapiBackend } from './support/fhir-backends-setup.ts';
 import { describeLoaderContract } from './support/loader-contract.ts';
 import { describeToolContract } from './support/tool-contract.ts';
+import { script, toolMessages } from './support/agent-kit.ts';
+import { startGateway, type RunningGateway } from './support/gateway-harness.ts';
 
 // undefined when vitest.config.ts does not list the global setup: nothing to test against, so skip and say why.
 const hapi: ProvidedHapiBackend = inject('hapiBackend') ?? { skip: 'test/support/fhir-backends-setup.ts is not a globalSetup in vitest.config.ts' };
@@ -18,6 +20,7 @@ if ('skip' in hapi) console.warn(`[hapi contract] skipping: ${hapi.skip}`);
 else if (baseUrl) console.warn(`[hapi contract] HAPI (${'kind' in hapi && hapi.kind}) at ${baseUrl}`);
 
 // A long timeout: HAPI answers a first search of a type slowly, and the loader sends ~100 transactions.
+const BIRTH_DATE = '1981-10-21'; // S1000002 in fixtures/synthetic-ehr
 const client = (): FhirClient => createMedplumFhirClient({ baseUrl, timeoutMs: 120_000, retries: 1 });
 
 describe.skipIf('skip' in hapi)('HAPI FHIR', () => {
@@ -41,6 +44,41 @@ describe.skipIf('skip' in hapi)('HAPI FHIR', () => {
       ctx: (over = {}) => ({ fhir, now: () => new Date('2024-05-01T12:00:00Z'), writesEnabled: false, callId: 'call-default', ...over }),
       close: async () => {},
     };
+  });
+
+  // The agent loop end to end with HAPI as the gateway's FHIR server (runs after the tool contract seeded it).
+  describe('agent loop through the gateway', () => {
+    let gw: RunningGateway;
+    beforeAll(async () => {
+      gw = await startGateway({ env: { SERVER_TOOLS: 'true', FHIR_BASE_URL: baseUrl, FHIR_WRITE_TOOLS: 'true' } });
+    });
+    afterAll(() => gw?.close());
+
+    it('a lookup, a lab search on HAPI, then the answer (openai SDK)', async () => {
+      const s = script(gw, [
+        { toolCalls: [{ id: 'h-1', name: 'find_patients', args: { family: 'Iwasaki', birthdate: BIRTH_DATE } }] },
+        { toolCalls: [{ id: 'h-2', name: 'search_observations', args: { patient: 'S1000002', code: 'http://loinc.org|4548-4', count: 1 } }] },
+        (req) => ({ content: `HbA1c ${toolMessages(req.body).at(-1)!.result.content.results[0].value.value} %` }),
+      ]);
+      const r = await gw.client.chat.completions.create({ model: gw.model, messages: [{ role: 'user', content: 'Latest HbA1c of Farrah Iwasaki?' }] });
+      expect(r.choices[0]!.message.content).toBe('HbA1c 6.5 %');
+      const [found] = toolMessages(s.bodies()[1]);
+      expect(found.result.content.results.map((p: { id: string }) => p.id)).toContain('S1000002');
+      const audit = (r as unknown as { fhir_agent: { tool_calls: Array<{ fhir_requests: Array<{ url: string; status: number }> }> } }).fhir_agent;
+      expect(audit.tool_calls.flatMap((c) => c.fhir_requests.map((f) => [f.url.startsWith(baseUrl), f.status]))).toEqual([[true, 200], [true, 200]]);
+    });
+
+    it('a write tool creates the resource on HAPI exactly once, even when the call is retried', async () => {
+      const call = { id: 'h-write-1', name: 'record_observation', args: { patient: 'S1000002', code: { system: 'http://loinc.org', code: '8867-4', display: 'Heart rate' }, value_quantity: { value: 71, unit: '/min' } } };
+      for (let i = 0; i < 2; i++) {
+        script(gw, [{ toolCalls: [call] }, { content: 'Recorded.' }]);
+        const r = await gw.client.chat.completions.create({ model: gw.model, messages: [{ role: 'user', content: 'Record HR 71.' }] });
+        expect(r.choices[0]!.message.content).toBe('Recorded.');
+      }
+      const found = await client().searchResources('Observation', { identifier: 'urn:fhir-agent-gateway:tool-call|h-write-1' });
+      expect(found.resources).toHaveLength(1);
+      expect(found.resources[0]).toMatchObject({ subject: { reference: 'Patient/S1000002' }, valueQuantity: { value: 71 } });
+    });
   });
 });
 
