@@ -3,6 +3,7 @@
 // 2. the last `FINISH([...])` in the final assistant text;
 // 3. a final text that is itself a JSON list.
 // Anything else is "no answer" (null), which graders treat as wrong, never as a crash.
+import { balancedEnd } from '../src/openai/extract-json.ts';
 
 export interface ParsedAnswer {
   answer: unknown[] | null;
@@ -53,16 +54,6 @@ export function parseAnswerText(text: string | null | undefined): ParsedAnswer {
 function balancedList(s: string): string | null {
   const start = s.indexOf('[');
   if (start < 0 || s.slice(0, start).trim() !== '') return null;
-  let depth = 0;
-  let inString = false;
-  for (let i = start; i < s.length; i++) {
-    const c = s[i];
-    if (inString) {
-      if (c === '\\') i++;
-      else if (c === '"') inString = false;
-    } else if (c === '"') inString = true;
-    else if (c === '[') depth++;
-    else if (c === ']' && --depth === 0) return s.slice(start, i + 1);
-  }
-  return null;
+  const end = balancedEnd(s, start);
+  return end < 0 ? null : s.slice(start, end);
 }

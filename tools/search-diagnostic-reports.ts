@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineSearchTool } from './define-search-tool.ts';
-import { countField, dateField, dateRange, patientField, patientReference, rawField, tokenField } from './tool-fields.ts';
+import { countField, dateRange, patientField, patientReference, rawField, tokenField, dateWindow } from './tool-fields.ts';
 
 export const searchDiagnosticReports = defineSearchTool({
   name: 'search_diagnostic_reports',
@@ -14,8 +14,7 @@ export const searchDiagnosticReports = defineSearchTool({
       .enum(['registered', 'partial', 'preliminary', 'final', 'amended', 'corrected', 'appended', 'cancelled', 'entered-in-error', 'unknown'])
       .describe('Only reports with this status')
       .optional(),
-    date_from: dateField('Only reports on or after this date').optional(),
-    date_to: dateField('Only reports on or before this date').optional(),
+    ...dateWindow('reports'),
     count: countField(20, 100),
     raw: rawField(),
   }),

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineSearchTool } from './define-search-tool.ts';
-import { countField, dateField, dateRange, patientField, patientReference, rawField } from './tool-fields.ts';
+import { countField, dateRange, patientField, patientReference, rawField, dateWindow } from './tool-fields.ts';
 
 export const searchEncounters = defineSearchTool({
   name: 'search_encounters',
@@ -13,8 +13,7 @@ export const searchEncounters = defineSearchTool({
       .describe('Only encounters with this status')
       .optional(),
     class: z.string().regex(/^[A-Za-z0-9_-]{1,20}$/).describe('Encounter class code, e.g. AMB (ambulatory), IMP (inpatient), EMER').optional(),
-    date_from: dateField('Only encounters on or after this date').optional(),
-    date_to: dateField('Only encounters on or before this date').optional(),
+    ...dateWindow('encounters'),
     count: countField(20, 100),
     raw: rawField(),
   }),

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineSearchTool } from './define-search-tool.ts';
-import { countField, dateField, dateRange, patientField, patientReference, rawField, tokenField } from './tool-fields.ts';
+import { countField, dateRange, patientField, patientReference, rawField, tokenField, dateWindow } from './tool-fields.ts';
 
 export const searchImmunizations = defineSearchTool({
   name: 'search_immunizations',
@@ -10,8 +10,7 @@ export const searchImmunizations = defineSearchTool({
     patient: patientField(),
     vaccine_code: tokenField('Vaccine code as "system|code" (e.g. CVX) or a bare code').optional(),
     status: z.enum(['completed', 'entered-in-error', 'not-done']).describe('Only immunizations with this status').optional(),
-    date_from: dateField('Only immunizations on or after this date').optional(),
-    date_to: dateField('Only immunizations on or before this date').optional(),
+    ...dateWindow('immunizations'),
     count: countField(50, 200),
     raw: rawField(),
   }),

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineSearchTool } from './define-search-tool.ts';
-import { countField, dateField, dateRange, patientField, patientReference, rawField, tokenField } from './tool-fields.ts';
+import { countField, dateRange, patientField, patientReference, rawField, tokenField, dateWindow } from './tool-fields.ts';
 
 export const searchMedicationRequests = defineSearchTool({
   name: 'search_medication_requests',
@@ -17,8 +17,7 @@ export const searchMedicationRequests = defineSearchTool({
       .describe('Only orders with this intent')
       .optional(),
     code: tokenField('Medication code as "system|code" (RxNorm or NDC) or a bare code').optional(),
-    date_from: dateField('Only orders authored on or after this date').optional(),
-    date_to: dateField('Only orders authored on or before this date').optional(),
+    ...dateWindow('orders authored'),
     count: countField(50, 200),
     raw: rawField(),
   }),

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineSearchTool } from './define-search-tool.ts';
-import { countField, dateField, dateRange, patientField, patientReference, rawField, tokenField } from './tool-fields.ts';
+import { countField, dateRange, patientField, patientReference, rawField, tokenField, dateWindow } from './tool-fields.ts';
 
 export const searchObservations = defineSearchTool({
   name: 'search_observations',
@@ -12,8 +12,7 @@ export const searchObservations = defineSearchTool({
     patient: patientField(),
     code: tokenField('Observation code as "system|code" (e.g. "http://loinc.org|2823-3") or a bare code (e.g. "K"); commas for any of several').optional(),
     category: z.enum(['laboratory', 'vital-signs']).describe('Only laboratory results or only vital signs').optional(),
-    date_from: dateField('Only observations on or after this date/dateTime').optional(),
-    date_to: dateField('Only observations on or before this date/dateTime').optional(),
+    ...dateWindow('observations', 'date/dateTime'),
     count: countField(20, 100),
     raw: rawField(),
   }),

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineSearchTool } from './define-search-tool.ts';
-import { countField, dateField, dateRange, patientField, patientReference, rawField, tokenField } from './tool-fields.ts';
+import { countField, dateRange, patientField, patientReference, rawField, tokenField, dateWindow } from './tool-fields.ts';
 
 export const searchProcedures = defineSearchTool({
   name: 'search_procedures',
@@ -13,8 +13,7 @@ export const searchProcedures = defineSearchTool({
       .enum(['preparation', 'in-progress', 'not-done', 'on-hold', 'stopped', 'completed', 'entered-in-error', 'unknown'])
       .describe('Only procedures with this status')
       .optional(),
-    date_from: dateField('Only procedures performed on or after this date').optional(),
-    date_to: dateField('Only procedures performed on or before this date').optional(),
+    ...dateWindow('procedures performed'),
     count: countField(20, 100),
     raw: rawField(),
   }),

@@ -91,3 +91,9 @@ export function dateRange(from: string | undefined, to: string | undefined): str
   const parts = [from && `ge${from}`, to && `le${to}`].filter((x): x is string => Boolean(x));
   return parts.length ? parts : undefined;
 }
+
+/** `date_from` / `date_to` for a search, e.g. dateWindow('reports') → "Only reports on or after this date". */
+export const dateWindow = (noun: string, unit = 'date') => ({
+  date_from: dateField(`Only ${noun} on or after this ${unit}`).optional(),
+  date_to: dateField(`Only ${noun} on or before this ${unit}`).optional(),
+});

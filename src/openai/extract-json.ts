@@ -11,7 +11,7 @@ function tryParse(text: string): string | null {
 }
 
 /** The end index (exclusive) of the balanced JSON value starting at `start`, honouring strings. */
-function balancedEnd(s: string, start: number): number {
+export function balancedEnd(s: string, start: number): number {
   const open = s[start];
   const close = open === '{' ? '}' : ']';
   let depth = 0;
