@@ -5,6 +5,7 @@ import { toChatCompletion } from '../openai/chat-completion.ts';
 import { parseChatRequest, toChatParams } from '../openai/to-chat-params.ts';
 import type { ChatParams, ModelUpstream, UpstreamDelta } from '../upstream/model-upstream.ts';
 import { createChunkEncoder } from './chunk-encoder.ts';
+import { createDeadlineWheel, type DeadlineWheel } from './deadline-wheel.ts';
 import { toApiError } from './error-handler.ts';
 import { mergeStreams } from './merge-streams.ts';
 import { writeSse } from './write-sse.ts';
@@ -26,17 +27,17 @@ const notConfigured = () =>
   });
 
 /** Aborts on client disconnect or at the deadline; `timedOut` tells the two apart. */
-function requestSignal(reply: FastifyReply, deadlineMs: number) {
+function requestSignal(reply: FastifyReply, deadlineMs: number, wheel: DeadlineWheel) {
   const controller = new AbortController();
   let timedOut = false;
-  const deadline = setTimeout(() => {
+  const untrack = wheel.track(deadlineMs, () => {
     timedOut = true;
     controller.abort(new DOMException('deadline exceeded', 'TimeoutError'));
-  }, deadlineMs);
+  });
   const onClose = () => {
     if (!reply.raw.writableFinished) controller.abort(new Error('client disconnected'));
   };
-  reply.raw.once('close', onClose);
+  reply.raw.on('close', onClose);
   return {
     signal: controller.signal,
     timedOut: () => timedOut,
@@ -44,8 +45,8 @@ function requestSignal(reply: FastifyReply, deadlineMs: number) {
      * stream abandoned after an error) is no longer wanted. Aborting costs an Error and an event per listener, so
      * the common path skips it. */
     cleanup: (settled: boolean) => {
-      clearTimeout(deadline);
-      reply.raw.off('close', onClose);
+      untrack();
+      reply.raw.removeListener('close', onClose);
       if (!settled) controller.abort(new Error('request finished'));
     },
   };
@@ -57,6 +58,8 @@ const deadlineError = () => new ApiError(504, 'The request did not complete with
 const choiceParams = (params: ChatParams, i: number): ChatParams => (i === 0 || params.seed === undefined ? params : { ...params, seed: params.seed + i });
 
 export async function chatCompletionsRoute(app: FastifyInstance, o: ChatRouteOptions): Promise<void> {
+  // Ticks at a tenth of the deadline (at most once a second): a deadline fires at most 10% late.
+  const wheel = createDeadlineWheel({ tickMs: Math.max(10, Math.min(1000, Math.floor(o.deadlineMs / 10))) });
   app.post('/v1/chat/completions', async (req, reply) => {
     const body = parseChatRequest(req.body);
     const params = toChatParams(body, { modelId: o.modelId, imageMaxBytes: o.imageMaxBytes });
@@ -68,7 +71,7 @@ export async function chatCompletionsRoute(app: FastifyInstance, o: ChatRouteOpt
     const jsonMode = params.responseFormat?.type === 'json_object' || params.responseFormat?.type === 'json_schema';
     const id = `chatcmpl-${o.generateId()}`;
     const created = Math.floor(o.now() / 1000);
-    const sig = requestSignal(reply, o.deadlineMs);
+    const sig = requestSignal(reply, o.deadlineMs, wheel);
     let settled = false;
     try {
       if (!body.stream) {
