@@ -43,14 +43,16 @@ describe('step and tool-call limits (AGENT_MAX_STEPS=2, AGENT_MAX_TOOL_CALLS=2)'
     ]);
     expect(res.fhir_agent.tool_calls.map((t: any) => t.id)).toEqual([`m1-${mode}`]);
     expect(res.usage).toMatchObject({ prompt_tokens: 140, completion_tokens: 22, prompt_tokens_details: { cached_tokens: 60 }, completion_tokens_details: { reasoning_tokens: 7 } });
-    // Cut off with no answer: the reasoning so far becomes the content (seed rule 3.1), as for a max_tokens cut-off.
+    // A step limit is not a cut-off mid-thought (seed rule 3.1 is for max_tokens): no answer, the reasoning stays
+    // reasoning, and finish_reason plus stop_reason say why.
     const reasoning = 'Find her.\n\nLabs next.';
     if (stream) {
       expect(stream.reasoning).toBe(reasoning);
-      expect(stream.content).toBe(reasoning);
+      expect(stream.content).toBe('');
       expect(stream.events.filter((e) => e.event === 'tool_call').map((e) => e.id)).toEqual([`m1-${mode}`]);
     } else {
-      expect(choice.message.content).toBe(reasoning);
+      expect(choice.message.content).toBeNull();
+      expect(choice.message.reasoning_content).toBe(reasoning);
     }
   });
 

@@ -130,7 +130,7 @@ export function createAgentUpstream(opts: AgentUpstreamOptions): ModelUpstream {
           if (jsonMode && completion.content) channel.push({ type: 'content', text: completion.content });
           for (const d of toolCallDeltas(completion.toolCalls)) channel.push(d);
           channel.push({ type: 'extension', data: { fhir_agent: { event: 'done', ...audit } } });
-          channel.push({ type: 'finish', finishReason: completion.finishReason });
+          channel.push({ type: 'finish', finishReason: completion.finishReason, cutOffWhileReasoning: completion.cutOffWhileReasoning });
           if (completion.usage) channel.push({ type: 'usage', usage: completion.usage });
           channel.close();
         },

@@ -136,6 +136,8 @@ export async function runAgentLoop(o: AgentLoopOptions): Promise<AgentLoopResult
       reasoning: text.reasoning.join(STEP_SEPARATOR) || null,
       toolCalls: returned,
       finishReason: finishReasonFor(audit.stop_reason, last?.finishReason),
+      // Seed rule 3.1 is about generation cut off mid-thought; a step, tool-call or time limit is not that.
+      cutOffWhileReasoning: audit.stop_reason === 'token_budget' || last?.finishReason === 'length',
       usage,
       extensions: { fhir_agent: audit },
     },

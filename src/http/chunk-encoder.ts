@@ -81,7 +81,7 @@ export function createChunkEncoder(o: { id: string; created: number; model: stri
             s.content = true;
           }
           // Seed rule 3.1, streamed: cut off mid-reasoning → the partial reasoning is also sent as the content.
-          if (d.finishReason === 'length' && !s.content && !s.toolCalls && s.reasoning) out.push(chunk(index, { content: s.reasoning }));
+          if (d.finishReason === 'length' && d.cutOffWhileReasoning !== false && !s.content && !s.toolCalls && s.reasoning) out.push(chunk(index, { content: s.reasoning }));
           out.push(chunk(index, {}, d.finishReason));
           return out;
         }

@@ -38,7 +38,7 @@ export function toWireMessage(c: UpstreamCompletion, jsonMode: boolean) {
   if (jsonMode && c.toolCalls.length === 0) {
     content = extractJson(content ?? '');
     if (content === null) throw invalidJsonOutput(c.finishReason === 'length');
-  } else if (c.finishReason === 'length' && !content && reasoning && c.toolCalls.length === 0) {
+  } else if (c.finishReason === 'length' && c.cutOffWhileReasoning !== false && !content && reasoning && c.toolCalls.length === 0) {
     // Seed rule 3.1: cut off while still reasoning → the partial reasoning is the content.
     content = reasoning;
     reasoning = null;

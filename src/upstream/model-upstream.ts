@@ -87,6 +87,11 @@ export interface UpstreamCompletion {
   toolCalls: ToolCall[];
   finishReason: FinishReason;
   usage: Usage | null;
+  /**
+   * `finish_reason: length` because generation itself ran out mid-reasoning (the default). False when something
+   * else stopped the response (an agent-loop step or tool-call limit): then the reasoning stays reasoning.
+   */
+  cutOffWhileReasoning?: boolean;
   /** Extension fields merged into the top level of the response (e.g. `fhir_agent` audit trail). */
   extensions?: Record<string, unknown>;
 }
@@ -97,7 +102,7 @@ export type UpstreamDelta =
   | { type: 'content'; text: string }
   | { type: 'tool-call-start'; index: number; id: string; name: string }
   | { type: 'tool-call-args'; index: number; text: string }
-  | { type: 'finish'; finishReason: FinishReason }
+  | { type: 'finish'; finishReason: FinishReason; cutOffWhileReasoning?: boolean }
   | { type: 'usage'; usage: Usage }
   /** Extension fields sent on a chunk with `choices: []` that standard clients ignore. */
   | { type: 'extension'; data: Record<string, unknown> }
