@@ -29,6 +29,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { config } = deps;
   const now = deps.now ?? Date.now;
   const generateId = deps.generateId ?? (() => randomUUID().replaceAll('-', ''));
+  const idPrefix = randomUUID().slice(0, 8);
+  let requests = 0;
   const app = Fastify({
     loggerInstance: deps.logger,
     bodyLimit: config.BODY_LIMIT_BYTES,
@@ -38,7 +40,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     logController: new LogController({ disableRequestLogging: true }),
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
-      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+      // A per-process random prefix and a counter: unique across restarts without a UUID per request.
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : `${idPrefix}-${(++requests).toString(36)}`;
     },
   });
   // JSON only: text/plain bodies get a 415 in the envelope instead of a confusing type error.
@@ -83,11 +86,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     done();
   });
 
-  app.addHook('onResponse', (req, reply, done) => {
-    const path = req.url.split('?', 1)[0];
-    req.log.info({ method: req.method, path, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 }, 'request completed');
-    done();
-  });
+  // Registered only when it would log: a hook costs on every request even when its line is dropped.
+  if (['trace', 'debug', 'info'].includes(app.log.level)) {
+    app.addHook('onResponse', (req, reply, done) => {
+      const path = req.url.split('?', 1)[0];
+      req.log.info({ method: req.method, path, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 }, 'request completed');
+      done();
+    });
+  }
 
   await app.register(healthRoute, { upstreamConfigured: deps.upstream !== null });
   await app.register(modelsRoutes, { modelId: config.MODEL_ID, created: Math.floor(now() / 1000) });

@@ -75,7 +75,10 @@ export async function chatCompletionsRoute(app: FastifyInstance, o: ChatRouteOpt
     let settled = false;
     try {
       if (!body.stream) {
-        const completions = await Promise.all(Array.from({ length: n }, (_, i) => upstream.doGenerate(choiceParams(params, i), { signal: sig.signal })));
+        const completions =
+          n === 1
+            ? [await upstream.doGenerate(params, { signal: sig.signal })]
+            : await Promise.all(Array.from({ length: n }, (_, i) => upstream.doGenerate(choiceParams(params, i), { signal: sig.signal })));
         settled = true;
         return toChatCompletion({ id, created, model: o.modelId, completions, jsonMode });
       }

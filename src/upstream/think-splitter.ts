@@ -75,6 +75,8 @@ export function createThinkSplitter(): ThinkSplitter {
 
 /** Whole-string form, for non-streamed replies. */
 export function splitThink(content: string): { reasoning: string; content: string } {
+  // Most replies carry no tags at all (the upstream split reasoning out already): skip the state machine.
+  if (!content.includes('think>')) return { reasoning: '', content };
   const s = createThinkSplitter();
   const pieces = [...s.push(content), ...s.end()];
   return {
