@@ -5,6 +5,9 @@ export function esc(s: string): string {
   return s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 }
 
+/** Room right of a full bar for its label, e.g. "100.0% (300/300)" in a wide fallback font. */
+const LABEL_ROOM = 140;
+
 /** Horizontal bars, one per label; values in [0, max]. */
 export function barChart(title: string, rows: Array<{ label: string; value: number; text?: string }>, max = 1, color = PALETTE[0]): string {
   const rowH = 22, labelW = 140, barW = 360, h = rows.length * rowH + 30;
@@ -15,7 +18,7 @@ export function barChart(title: string, rows: Array<{ label: string; value: numb
       return `<text x="${labelW - 6}" y="${y + 14}" text-anchor="end">${esc(r.label)}</text><rect x="${labelW}" y="${y + 3}" width="${w.toFixed(1)}" height="${rowH - 6}" fill="${color}" rx="2"/><text x="${labelW + w + 4}" y="${y + 14}">${esc(r.text ?? String(r.value))}</text>`;
     })
     .join('');
-  return svg(title, labelW + barW + 90, h, bars);
+  return svg(title, labelW + barW + LABEL_ROOM, h, bars);
 }
 
 /** Stacked horizontal bars: each row split into named series. */
@@ -46,7 +49,7 @@ export function stackedChart(title: string, series: string[], rows: Array<{ labe
       return `<text x="${labelW - 6}" y="${y + 14}" text-anchor="end">${esc(r.label)}</text>${parts}<text x="${x + 4}" y="${y + 14}">${total}</text>`;
     })
     .join('');
-  return svg(title, Math.max(labelW + barW + 90, lx), rows.length * rowH + 36, legend + bars);
+  return svg(title, Math.max(labelW + barW + LABEL_ROOM, lx), rows.length * rowH + 36, legend + bars);
 }
 
 /** A histogram of values (e.g. latency in ms). */
