@@ -96,7 +96,7 @@ describe.each(MODES)('agent loop (%s)', (mode) => {
     const s = script(gw, [
       { reasoning: 'Find the patient.', toolCalls: [{ id: `a-${mode}`, name: 'find_patients', args: FIND_FARRAH }], usage: wireUsage(100, 10, 0, 4) },
       { reasoning: 'Now her HbA1c.', toolCalls: [{ id: `b-${mode}`, name: 'search_observations', args: A1C }], usage: wireUsage(200, 20, 100, 6) },
-      { reasoning: 'Latest is 6.5%.', content: 'Her latest HbA1c is 6.5% (2024-11-08).', usage: wireUsage(400, 30, 200, 8) },
+      { reasoning: 'Latest is 6.4%.', content: 'Her latest HbA1c is 6.4% (2025-02-06).', usage: wireUsage(400, 30, 200, 8) },
     ]);
     const { res, stream } = await ask(mode, { messages: user("What is Farrah Iwasaki's (1981-10-21) latest HbA1c?") });
 
@@ -112,16 +112,16 @@ describe.each(MODES)('agent loop (%s)', (mode) => {
     expect(labs.result.content.total).toBe(2);
     expect(labs.result.content.results[0]).toMatchObject({
       resourceType: 'Observation',
-      date: '2024-11-08T09:25:00Z',
+      date: '2025-02-06T12:40:00Z',
       code: 'http://loinc.org|4548-4',
-      value: { value: 6.5, unit: '%' },
+      value: { value: 6.4, unit: '%' },
     });
-    expect(labs.result.content.results[1]).toMatchObject({ date: '2022-12-08T09:50:00Z', value: { value: 6.3 } });
+    expect(labs.result.content.results[1]).toMatchObject({ date: '2021-11-08T10:05:00Z', value: { value: 6.3 } });
 
     expect(res.choices[0].finish_reason).toBe('stop');
-    expect(res.choices[0].message.content).toBe('Her latest HbA1c is 6.5% (2024-11-08).');
+    expect(res.choices[0].message.content).toBe('Her latest HbA1c is 6.4% (2025-02-06).');
     expect(mode === 'stream' ? stream!.reasoning : res.choices[0].message.reasoning_content).toBe(
-      'Find the patient.\n\nNow her HbA1c.\n\nLatest is 6.5%.',
+      'Find the patient.\n\nNow her HbA1c.\n\nLatest is 6.4%.',
     );
     expect(res.usage).toMatchObject({
       prompt_tokens: 700,
@@ -165,7 +165,7 @@ describe.each(MODES)('agent loop (%s)', (mode) => {
     expect(b1.messages.slice(2).map((m: any) => m.role)).toEqual(['tool', 'tool', 'tool']);
     expect(tms.every((t) => t.result.ok)).toBe(true);
     expect(tms[0]!.result.content).toMatchObject({ resourceType: 'Patient', id: 'S1000002' });
-    expect(tms[1]!.result.content.results[0].value.value).toBe(6.5);
+    expect(tms[1]!.result.content.results[0].value.value).toBe(6.4);
     expect(tms[2]!.result.content).toHaveProperty('results');
 
     expect(res.choices[0]).toMatchObject({ finish_reason: 'stop', message: { content: 'Summary written.' } });

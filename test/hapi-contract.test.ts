@@ -61,7 +61,7 @@ describe.skipIf('skip' in hapi)('HAPI FHIR', () => {
         (req) => ({ content: `HbA1c ${toolMessages(req.body).at(-1)!.result.content.results[0].value.value} %` }),
       ]);
       const r = await gw.client.chat.completions.create({ model: gw.model, messages: [{ role: 'user', content: 'Latest HbA1c of Farrah Iwasaki?' }] });
-      expect(r.choices[0]!.message.content).toBe('HbA1c 6.5 %');
+      expect(r.choices[0]!.message.content).toBe('HbA1c 6.4 %');
       const [found] = toolMessages(s.bodies()[1]);
       expect(found.result.content.results.map((p: { id: string }) => p.id)).toContain('S1000002');
       const audit = (r as unknown as { fhir_agent: { tool_calls: Array<{ fhir_requests: Array<{ url: string; status: number }> }> } }).fhir_agent;

@@ -40,7 +40,7 @@ describe('openai Python SDK', () => {
     if (skip) return ctx.skip(skip);
     const step = (stream: boolean) => [
       { reasoning: 'Search HbA1c.', toolCalls: [{ id: `py-${stream}`, name: 'search_observations', args: { patient: 'S1000002', code: 'http://loinc.org|4548-4', count: 1 } }] },
-      { reasoning: 'Newest first.', content: 'HbA1c 6.5 % on 2024-11-08.', usage: { prompt_tokens: 900, completion_tokens: 12, total_tokens: 912, prompt_tokens_details: { cached_tokens: 512 } } },
+      { reasoning: 'Newest first.', content: 'HbA1c 6.4 % on 2025-02-06.', usage: { prompt_tokens: 900, completion_tokens: 12, total_tokens: 912, prompt_tokens_details: { cached_tokens: 512 } } },
     ];
     script(gw, [...step(false), ...step(true)]);
     const { stdout } = await run(PY, [path.join(HERE, 'python/sdk_client.py')], {
@@ -49,14 +49,14 @@ describe('openai Python SDK', () => {
     });
     const out = JSON.parse(stdout);
     expect(out.create).toMatchObject({
-      content: 'HbA1c 6.5 % on 2024-11-08.',
+      content: 'HbA1c 6.4 % on 2025-02-06.',
       reasoning_content: 'Search HbA1c.\n\nNewest first.',
       finish_reason: 'stop',
       cached_tokens: 512,
       tools: ['search_observations'],
     });
     expect(out.create.id).toMatch(/^chatcmpl-/);
-    expect(out.stream).toMatchObject({ content: 'HbA1c 6.5 % on 2024-11-08.', finish_reason: 'stop' });
+    expect(out.stream).toMatchObject({ content: 'HbA1c 6.4 % on 2025-02-06.', finish_reason: 'stop' });
     expect(out.stream.reasoning_content).toContain('Newest first.');
     expect(out.stream.total_tokens).toBeGreaterThan(912);
     expect(out.errors).toEqual({ unknown_model: [404, 'model_not_found'], bad_key: [401, 'invalid_api_key'], bad_request: [400, true] });
