@@ -8,6 +8,7 @@ import type {
   UpstreamCompletion,
   UpstreamDelta,
 } from '../upstream/model-upstream.ts';
+import { signalOf } from '../upstream/model-upstream.ts';
 import type { AgentLimits, ExecuteToolFn } from './agent-audit.ts';
 import { createDeltaChannel } from './delta-channel.ts';
 import { executeServerToolCalls } from './execute-server-tool-calls.ts';
@@ -97,14 +98,15 @@ export function createAgentUpstream(opts: AgentUpstreamOptions): ModelUpstream {
     async doGenerate(params: ChatParams, options?: CallOptions): Promise<UpstreamCompletion> {
       if (params.serverTools === false) return opts.upstream.doGenerate(params, options);
       const runStep: StepRunner = (p, { signal }) => opts.upstream.doGenerate(p, { signal });
-      const { loop, fill } = await prepare(params, options?.signal, runStep);
+      const { loop, fill } = await prepare(params, signalOf(options), runStep);
       return (await run(loop, fill)).completion;
     },
 
     async doStream(params: ChatParams, options?: CallOptions): Promise<AsyncIterable<UpstreamDelta>> {
       if (params.serverTools === false) return opts.upstream.doStream(params, options);
       const cancel = new AbortController();
-      const signal = options?.signal ? AbortSignal.any([options.signal, cancel.signal]) : cancel.signal;
+      const caller = signalOf(options);
+      const signal = caller ? AbortSignal.any([caller, cancel.signal]) : cancel.signal;
       const channel = createDeltaChannel(() => cancel.abort(new Error('stream consumer went away')));
       const jsonMode = params.responseFormat !== undefined && params.responseFormat.type !== 'text';
       let opened!: () => void;

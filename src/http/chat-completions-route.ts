@@ -3,9 +3,10 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../openai/api-error.ts';
 import { toChatCompletion } from '../openai/chat-completion.ts';
 import { parseChatRequest, toChatParams } from '../openai/to-chat-params.ts';
-import type { ChatParams, ModelUpstream, UpstreamDelta } from '../upstream/model-upstream.ts';
+import type { CallOptions, ChatParams, ModelUpstream, UpstreamDelta } from '../upstream/model-upstream.ts';
 import { createChunkEncoder } from './chunk-encoder.ts';
 import { createDeadlineWheel, type DeadlineWheel } from './deadline-wheel.ts';
+import { AbortHub } from '../upstream/abort-hub.ts';
 import { toApiError } from './error-handler.ts';
 import { mergeStreams } from './merge-streams.ts';
 import { writeSse } from './write-sse.ts';
@@ -26,30 +27,39 @@ const notConfigured = () =>
     code: 'upstream_not_configured',
   });
 
-/** Aborts on client disconnect or at the deadline; `timedOut` tells the two apart. */
-function requestSignal(reply: FastifyReply, deadlineMs: number, wheel: DeadlineWheel) {
-  const controller = new AbortController();
-  let timedOut = false;
-  const untrack = wheel.track(deadlineMs, () => {
-    timedOut = true;
-    controller.abort(new DOMException('deadline exceeded', 'TimeoutError'));
-  });
-  const onClose = () => {
-    if (!reply.raw.writableFinished) controller.abort(new Error('client disconnected'));
-  };
-  reply.raw.on('close', onClose);
-  return {
-    signal: controller.signal,
-    timedOut: () => timedOut,
-    /** `settled`: everything upstream was consumed. Otherwise whatever is still in flight (a sibling choice, a
-     * stream abandoned after an error) is no longer wanted. Aborting costs an Error and an event per listener, so
-     * the common path skips it. */
-    cleanup: (settled: boolean) => {
-      untrack();
-      reply.raw.removeListener('close', onClose);
-      if (!settled) controller.abort(new Error('request finished'));
-    },
-  };
+/**
+ * Aborts on client disconnect or at the deadline; `timedOut` tells the two apart. A class with methods, not
+ * closures: this runs on every request, and under tsx every named arrow costs a defineProperty.
+ */
+class RequestCancel {
+  // An AbortHub, not an AbortController: see src/upstream/abort-hub.ts.
+  readonly hub = new AbortHub();
+  /** For upstream calls. A plain object: an accessor property here measurably slows every request. */
+  readonly options: CallOptions = { abort: this.hub };
+  timedOut = false;
+  readonly #reply: FastifyReply;
+  readonly #untrack: () => void;
+  readonly #onClose: () => void;
+
+  constructor(reply: FastifyReply, deadlineMs: number, wheel: DeadlineWheel) {
+    this.#reply = reply;
+    this.#untrack = wheel.track(deadlineMs, () => {
+      this.timedOut = true;
+      this.hub.abort(new DOMException('deadline exceeded', 'TimeoutError'));
+    });
+    this.#onClose = () => {
+      if (!reply.raw.writableFinished) this.hub.abort(new Error('client disconnected'));
+    };
+    reply.raw.on('close', this.#onClose);
+  }
+
+  /** `settled`: everything upstream was consumed. Otherwise whatever is still in flight (a sibling choice, a
+   * stream abandoned after an error) is no longer wanted. */
+  cleanup(settled: boolean): void {
+    this.#untrack();
+    this.#reply.raw.removeListener('close', this.#onClose);
+    if (!settled) this.hub.abort(new Error('request finished'));
+  }
 }
 
 const deadlineError = () => new ApiError(504, 'The request did not complete within the deadline.', { code: 'timeout' });
@@ -71,24 +81,24 @@ export async function chatCompletionsRoute(app: FastifyInstance, o: ChatRouteOpt
     const jsonMode = params.responseFormat?.type === 'json_object' || params.responseFormat?.type === 'json_schema';
     const id = `chatcmpl-${o.generateId()}`;
     const created = Math.floor(o.now() / 1000);
-    const sig = requestSignal(reply, o.deadlineMs, wheel);
+    const sig = new RequestCancel(reply, o.deadlineMs, wheel);
     let settled = false;
     try {
       if (!body.stream) {
         const completions =
           n === 1
-            ? [await upstream.doGenerate(params, { signal: sig.signal })]
-            : await Promise.all(Array.from({ length: n }, (_, i) => upstream.doGenerate(choiceParams(params, i), { signal: sig.signal })));
+            ? [await upstream.doGenerate(params, sig.options)]
+            : await Promise.all(Array.from({ length: n }, (_, i) => upstream.doGenerate(choiceParams(params, i), sig.options)));
         settled = true;
         return toChatCompletion({ id, created, model: o.modelId, completions, jsonMode });
       }
-      const streams = await Promise.all(Array.from({ length: n }, (_, i) => upstream.doStream(choiceParams(params, i), { signal: sig.signal })));
+      const streams = await Promise.all(Array.from({ length: n }, (_, i) => upstream.doStream(choiceParams(params, i), sig.options)));
       const encoder = createChunkEncoder({ id, created, model: o.modelId, choices: n, jsonMode, includeUsage: !!body.stream_options?.include_usage });
       const deltas = n === 1 ? { single: streams[0]! } : { merged: mergeStreams(streams) };
-      settled = await writeSse({ reply, encoder, deltas, requestId: String(req.id), onError: (err) => describeStreamError(err, sig.timedOut(), req) });
+      settled = await writeSse({ reply, encoder, deltas, requestId: String(req.id), onError: (err) => describeStreamError(err, sig.timedOut, req) });
       return reply;
     } catch (err) {
-      if (sig.timedOut()) throw deadlineError();
+      if (sig.timedOut) throw deadlineError();
       throw err;
     } finally {
       sig.cleanup(settled);

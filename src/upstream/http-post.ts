@@ -1,7 +1,8 @@
 // The one network primitive the upstream needs. The default uses an undici Agent (keep-alive, no fetch overhead);
 // tests and embedders may inject any fetch instead.
-import { Agent, request } from 'undici';
+import { Agent, request, type Dispatcher } from 'undici';
 import { abortAfter } from './abort-after.ts';
+import type { AbortSource } from './model-upstream.ts';
 
 export interface HttpResponse {
   status: number;
@@ -15,7 +16,8 @@ export type HttpPost = (
   init: {
     headers: Record<string, string>;
     body: string;
-    signal?: AbortSignal;
+    /** An AbortSignal, or an EventEmitter-style source (undici takes either; it is cheaper). */
+    signal?: AbortSignal | AbortSource;
     /** Limit on the wait for the response headers, and on each gap between body chunks. */
     timeoutMs: number;
   },
@@ -25,6 +27,28 @@ export type HttpPost = (
 export function isTimeoutError(err: unknown): boolean {
   const e = err as { name?: string; code?: string } | undefined;
   return e?.name === 'TimeoutError' || e?.code === 'UND_ERR_HEADERS_TIMEOUT' || e?.code === 'UND_ERR_BODY_TIMEOUT';
+}
+
+/** A class, not an object of arrows: one of these per upstream call. */
+class UndiciResponse implements HttpResponse {
+  readonly status: number;
+  readonly body: AsyncIterable<Uint8Array>;
+  readonly #res: Dispatcher.ResponseData;
+
+  constructor(res: Dispatcher.ResponseData) {
+    this.#res = res;
+    this.status = res.statusCode;
+    this.body = res.body;
+  }
+
+  header(name: string): string | undefined {
+    const v = this.#res.headers[name.toLowerCase()];
+    return Array.isArray(v) ? v[0] : v;
+  }
+
+  text(): Promise<string> {
+    return this.#res.body.text();
+  }
 }
 
 export function undiciPost(agent = new Agent({ keepAliveTimeout: 30_000, connections: 256 })): HttpPost {
@@ -40,22 +64,22 @@ export function undiciPost(agent = new Agent({ keepAliveTimeout: 30_000, connect
       headersTimeout: init.timeoutMs,
       bodyTimeout: init.timeoutMs,
     });
-    return {
-      status: res.statusCode,
-      header: (name) => {
-        const v = res.headers[name.toLowerCase()];
-        return Array.isArray(v) ? v[0] : v;
-      },
-      body: res.body,
-      text: () => res.body.text(),
-    };
+    return new UndiciResponse(res);
   };
+}
+
+function toAbortSignal(source: AbortSource): AbortSignal {
+  const controller = new AbortController();
+  if (source.aborted) controller.abort(source.reason);
+  else source.once('abort', () => controller.abort(source.reason));
+  return controller.signal;
 }
 
 export function fetchPost(f: typeof fetch): HttpPost {
   return async (url, init) => {
     // fetch has no header/body timeouts of its own; this one covers the whole exchange.
-    const timeout = abortAfter(init.timeoutMs, init.signal);
+    const parent = init.signal === undefined || init.signal instanceof AbortSignal ? init.signal : toAbortSignal(init.signal);
+    const timeout = abortAfter(init.timeoutMs, parent);
     const res = await f(url, { method: 'POST', headers: init.headers, body: init.body, signal: timeout.signal }).catch((err) => {
       timeout.dispose();
       throw timeout.timedOut() ? timeout.signal.reason : err;

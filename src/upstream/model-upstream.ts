@@ -110,8 +110,27 @@ export type UpstreamDelta =
   | { type: 'keepalive' };
 
 export interface CallOptions {
+  /** Aborts the call (client gone, deadline). */
   signal?: AbortSignal;
+  /**
+   * The same cancellation as an EventEmitter (see src/upstream/abort-hub.ts), which the network layer can use
+   * without creating an AbortSignal. When both are given they are the same cancellation.
+   */
+  abort?: AbortSource;
 }
+
+/** An EventEmitter-style cancellation source that undici accepts as a signal. */
+export interface AbortSource {
+  readonly aborted: boolean;
+  readonly reason: unknown;
+  /** A standard AbortSignal that follows this source, made on first use. */
+  readonly signal: AbortSignal;
+  once(event: 'abort', listener: () => void): unknown;
+  removeListener(event: 'abort', listener: () => void): unknown;
+}
+
+/** The call's cancellation as an AbortSignal, whichever way the caller gave it. */
+export const signalOf = (options: CallOptions | undefined): AbortSignal | undefined => options?.abort?.signal ?? options?.signal;
 
 export interface ModelUpstream {
   readonly flavour: UpstreamFlavour;

@@ -5,7 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import pRetry from 'p-retry';
 import { buildUpstreamBody } from './build-upstream-body.ts';
 import { isTimeoutError, undiciPost, type HttpPost, type HttpResponse } from './http-post.ts';
-import type { CallOptions, ChatParams, ModelUpstream, UpstreamCompletion, UpstreamDelta, UpstreamFlavour } from './model-upstream.ts';
+import { signalOf, type AbortSource, type CallOptions, type ChatParams, type ModelUpstream, type UpstreamCompletion, type UpstreamDelta, type UpstreamFlavour } from './model-upstream.ts';
 import { normaliseStream } from './normalise-stream.ts';
 import { splitThink } from './think-splitter.ts';
 import { UpstreamError } from './upstream-error.ts';
@@ -40,7 +40,7 @@ export function createOpenAiCompatibleUpstream(o: OpenAiCompatibleUpstreamOption
   const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
   if (o.apiKey) headers.authorization = `Bearer ${o.apiKey}`;
 
-  async function attempt(body: string, signal: AbortSignal | undefined): Promise<HttpResponse> {
+  async function attempt(body: string, signal: AbortSignal | AbortSource | undefined): Promise<HttpResponse> {
     let res: HttpResponse;
     try {
       res = await post(url, { headers, body, signal, timeoutMs });
@@ -59,18 +59,21 @@ export function createOpenAiCompatibleUpstream(o: OpenAiCompatibleUpstreamOption
 
   const retryable = (err: unknown) => err instanceof UpstreamError && err.isRetryable;
 
-  async function send(params: ChatParams, stream: boolean, signal: AbortSignal | undefined): Promise<HttpResponse> {
+  async function send(params: ChatParams, stream: boolean, options: CallOptions | undefined): Promise<HttpResponse> {
     const body = JSON.stringify(buildUpstreamBody({ params, model: o.model, flavour: o.flavour, stream }));
     const retries = o.maxRetries ?? 2;
-    // The first attempt runs bare; p-retry (and its bookkeeping) only takes over once something failed.
+    // The first attempt runs bare, with the cheap cancellation source when there is one. p-retry (and a real
+    // AbortSignal for it and for the waits) only takes over once something failed.
+    const cancel = options?.abort ?? options?.signal;
+    let wait: number | undefined;
     try {
-      return await attempt(body, signal);
+      return await attempt(body, cancel);
     } catch (first) {
-      if (retries === 0 || !retryable(first) || signal?.aborted) throw first;
-      const wait = (first as UpstreamError).retryAfterMs;
-      if (wait) await sleep(Math.min(wait, o.maxRetryAfterMs ?? 30_000), undefined, { signal });
-      else await sleep(100, undefined, { signal });
+      if (retries === 0 || !retryable(first) || cancel?.aborted) throw first;
+      wait = (first as UpstreamError).retryAfterMs;
     }
+    const signal = signalOf(options);
+    await sleep(wait ? Math.min(wait, o.maxRetryAfterMs ?? 30_000) : 100, undefined, { signal });
     return pRetry(() => attempt(body, signal), {
       retries: retries - 1,
       minTimeout: 200,
@@ -79,8 +82,8 @@ export function createOpenAiCompatibleUpstream(o: OpenAiCompatibleUpstreamOption
       signal,
       shouldRetry: ({ error }) => retryable(error),
       onFailedAttempt: async ({ error, retriesLeft }) => {
-        const wait = error instanceof UpstreamError ? error.retryAfterMs : undefined;
-        if (wait && retriesLeft > 0) await sleep(Math.min(wait, o.maxRetryAfterMs ?? 30_000), undefined, { signal });
+        const next = error instanceof UpstreamError ? error.retryAfterMs : undefined;
+        if (next && retriesLeft > 0) await sleep(Math.min(next, o.maxRetryAfterMs ?? 30_000), undefined, { signal });
       },
     });
   }
@@ -127,11 +130,11 @@ export function createOpenAiCompatibleUpstream(o: OpenAiCompatibleUpstreamOption
     flavour: o.flavour,
     model: o.model,
     async doGenerate(params: ChatParams, options?: CallOptions) {
-      const res = await send(params, false, options?.signal);
+      const res = await send(params, false, options);
       return parseCompletion(res, params.thinking.type === 'enabled');
     },
     async doStream(params: ChatParams, options?: CallOptions) {
-      const res = await send(params, true, options?.signal);
+      const res = await send(params, true, options);
       const thinking = params.thinking.type === 'enabled';
       // Some servers ignore `stream: true` (or fail over to JSON); treat that reply as a one-chunk stream.
       if ((res.header('content-type') ?? '').includes('application/json')) return fromCompletion(await parseCompletion(res, thinking));

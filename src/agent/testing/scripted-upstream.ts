@@ -7,6 +7,7 @@ import type {
   UpstreamCompletion,
   UpstreamDelta,
 } from '../../upstream/model-upstream.ts';
+import { signalOf } from '../../upstream/model-upstream.ts';
 
 export type ScriptedStep = Partial<UpstreamCompletion> | ((params: ChatParams, index: number) => Partial<UpstreamCompletion>);
 
@@ -20,8 +21,8 @@ export function createScriptedUpstream(steps: ScriptedStep[], opts: { delayMs?: 
   const next = async (params: ChatParams, stream: boolean, options?: CallOptions): Promise<UpstreamCompletion> => {
     const index = calls.length;
     calls.push({ params, stream });
-    if (opts.delayMs) await sleep(opts.delayMs, options?.signal);
-    options?.signal?.throwIfAborted();
+    if (opts.delayMs) await sleep(opts.delayMs, signalOf(options));
+    signalOf(options)?.throwIfAborted();
     const step = steps[Math.min(index, steps.length - 1)];
     const partial = typeof step === 'function' ? step(params, index) : step;
     return { content: null, reasoning: null, toolCalls: [], finishReason: 'stop', usage: null, ...partial };
@@ -33,7 +34,7 @@ export function createScriptedUpstream(steps: ScriptedStep[], opts: { delayMs?: 
     doGenerate: (params, options) => next(params, false, options),
     async doStream(params, options) {
       const c = await next(params, true, options);
-      return toDeltas(c, options?.signal);
+      return toDeltas(c, signalOf(options));
     },
   };
 }
