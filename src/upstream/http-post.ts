@@ -56,6 +56,13 @@ export function undiciPost(agent = new Agent({ keepAliveTimeout: 30_000, connect
   // cost more than the rest of undici's work per request.
   let lastUrl = '';
   let target = { origin: '', path: '' };
+  // Headers are one fixed object per upstream; undici validates a flat array faster than an object.
+  const flat = new WeakMap<Record<string, string>, string[]>();
+  const flatten = (h: Record<string, string>) => {
+    let a = flat.get(h);
+    if (!a) flat.set(h, (a = Object.entries(h).flat()));
+    return a;
+  };
   return async (url, init) => {
     if (url !== lastUrl) {
       const u = new URL(url);
@@ -68,7 +75,7 @@ export function undiciPost(agent = new Agent({ keepAliveTimeout: 30_000, connect
       origin: target.origin,
       path: target.path,
       method: 'POST',
-      headers: init.headers,
+      headers: flatten(init.headers),
       body: init.body,
       signal: init.signal,
       headersTimeout: init.timeoutMs,
