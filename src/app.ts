@@ -22,13 +22,19 @@ export interface AppDeps {
   plugins?: Array<(app: FastifyInstance) => Promise<void>>;
 }
 
+/** Unique ids without a UUID per request: a random per-process prefix and a counter. */
+function sequentialIds(prefix: string): () => string {
+  let n = 0;
+  return () => `${prefix}${(++n).toString(36).padStart(6, '0')}`;
+}
+
 const PROTECTED = /^\/(v1|fhir)(\/|\?|$)/;
 const REQUEST_ID = /^[\w.:-]{1,64}$/;
 
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { config } = deps;
   const now = deps.now ?? Date.now;
-  const generateId = deps.generateId ?? (() => randomUUID().replaceAll('-', ''));
+  const generateId = deps.generateId ?? sequentialIds(randomUUID().replaceAll('-', ''));
   const idPrefix = randomUUID().slice(0, 8);
   let requests = 0;
   const app = Fastify({
