@@ -37,12 +37,16 @@ describe('/fhir on the gateway', () => {
   });
 
   it('answers an unsupported parameter or modifier with a 400 OperationOutcome', async () => {
-    for (const q of ['/Observation?patient=S1000001&colour=blue', '/Observation?code:fuzzy=4548-4']) {
+    for (const [q, says] of [
+      ['/Observation?patient=S1000001&colour=blue', /colour/],
+      ['/Observation?code:fuzzy=4548-4', /fuzzy/],
+      ['/Patient?birthdate=gt2020-13-45', /birthdate/],
+    ] as const) {
       const r = await get(q);
       expect(r.status).toBe(400);
       const body = await r.json();
       expect(body.resourceType).toBe('OperationOutcome');
-      expect(JSON.stringify(body.issue)).toMatch(/colour|fuzzy/);
+      expect(JSON.stringify(body.issue)).toMatch(says);
     }
   });
 
@@ -50,6 +54,13 @@ describe('/fhir on the gateway', () => {
     const headers = { authorization: `Bearer ${gw.apiKey}`, 'content-type': 'application/fhir+json' };
     const bad = await fetch(`${gw.baseUrl}/fhir/Observation`, { method: 'POST', headers, body: JSON.stringify({ resourceType: 'Observation', colour: 'blue' }) });
     expect(bad.status).toBe(400);
+    const empty = await fetch(`${gw.baseUrl}/fhir`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ resourceType: 'Bundle', type: 'transaction', entry: [{ request: { method: 'POST', url: 'Patient' } }] }),
+    });
+    expect(empty.status).toBe(400);
+    expect(JSON.stringify(await empty.json())).toContain('Bundle.entry[0] (POST) has no resource');
     const tx = await fetch(`${gw.baseUrl}/fhir`, {
       method: 'POST',
       headers,

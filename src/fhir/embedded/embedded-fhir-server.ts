@@ -2,7 +2,7 @@
 // forkable in-memory store. `handle` knows nothing about HTTP frameworks; the fastify plugin and the
 // in-process `fetch` are thin adapters over it.
 import { randomUUID } from 'node:crypto';
-import { getStatus, isOk, normalizeOperationOutcome, serverError } from '@medplum/core';
+import { badRequest, getStatus, isOk, normalizeOperationOutcome, serverError } from '@medplum/core';
 import type { HttpMethod } from '@medplum/fhir-router';
 import type { Bundle, OperationOutcome, Resource } from '@medplum/fhirtypes';
 import { buildCapabilityStatement } from './capability-statement.ts';
@@ -85,6 +85,18 @@ function addFullUrls(bundle: Bundle, baseUrl: string): Bundle {
   };
 }
 
+/** What Medplum would trip over in a posted batch/transaction, in words a client can act on. */
+function bundleEntryProblem(body: unknown): string | undefined {
+  const bundle = body as Bundle | undefined;
+  if (bundle?.resourceType !== 'Bundle' || (bundle.type !== 'transaction' && bundle.type !== 'batch')) return undefined;
+  for (const [i, e] of (bundle.entry ?? []).entries()) {
+    const method = e.request?.method;
+    if (!method || !e.request?.url) return `Bundle.entry[${i}].request needs a method and a url`;
+    if ((method === 'POST' || method === 'PUT') && !e.resource?.resourceType) return `Bundle.entry[${i}] (${method}) has no resource`;
+  }
+  return undefined;
+}
+
 function createServer(store: ResourceStore, opts: Required<EmbeddedFhirServerOptions>): EmbeddedFhirServer {
   const limits = { defaultPageSize: opts.defaultPageSize, maxPageSize: opts.maxPageSize };
   const repo = new StoreRepository(store, { limits, baseUrl: opts.baseUrl, now: opts.now, generateId: opts.generateId });
@@ -100,6 +112,13 @@ function createServer(store: ResourceStore, opts: Required<EmbeddedFhirServerOpt
     if (method === 'GET' && path === '/metadata') {
       const body = buildCapabilityStatement(baseUrl, opts.now());
       return { status: 200, body, headers: responseHeaders(200, body, baseUrl) };
+    }
+    if (method === 'POST' && path === '') {
+      const problem = bundleEntryProblem(req.body);
+      if (problem) {
+        const body = badRequest(problem);
+        return { status: 400, body, headers: responseHeaders(400, body, baseUrl) };
+      }
     }
     const config: EmbeddedRequestConfig = { transactions: true, baseUrl };
     const [outcome, resource] = await router.handleRequest(

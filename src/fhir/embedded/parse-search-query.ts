@@ -55,7 +55,8 @@ const MODIFIERS: Record<string, Set<string>> = {
   quantity: new Set(['missing']),
   uri: new Set(['missing']),
 };
-const DATE = /^\d{4}(-\d{2}(-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})?)?)?)?$/;
+// Month 01-12, day 01-31, hour 00-23, minute and second 00-59: "2020-13-45" is a 400, not an empty result.
+const DATE = /^\d{4}(-(0[1-9]|1[0-2])(-(0[1-9]|[12]\d|3[01])(T([01]\d|2[0-3]):[0-5]\d(:[0-5]\d(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})?)?)?)?$/;
 const NUMBER = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/;
 const FORMATS = new Set(['json', 'application/json', 'application/fhir+json']);
 const UNSUPPORTED = new Set(['_include', '_revinclude', '_has', '_type', '_filter', '_query', '_text', '_content', '_list', '_contained', '_containedType', '_cursor']);
