@@ -1,6 +1,6 @@
 // buildApp(deps): fastify, auth, rate limit, error envelope, routes. It never listens; src/server.ts does.
 import { randomUUID } from 'node:crypto';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Config } from './config.ts';
 import { createApiKeyChecker, bearerToken } from './http/api-key-checker.ts';
 import { chatCompletionsRoute } from './http/chat-completions-route.ts';
@@ -26,6 +26,20 @@ export interface AppDeps {
 function sequentialIds(prefix: string): () => string {
   let n = 0;
   return () => `${prefix}${(++n).toString(36).padStart(6, '0')}`;
+}
+
+/** The OpenAI envelope on /v1; FHIR clients on /fhir get the same rejection as an OperationOutcome. */
+function sendRejection(req: FastifyRequest, reply: FastifyReply, err: ApiError): void {
+  if (!req.url.startsWith('/fhir')) {
+    sendApiError(reply, err);
+    return;
+  }
+  const code = err.status === 401 ? 'login' : err.status === 429 ? 'throttled' : 'processing';
+  void reply
+    .code(err.status)
+    .headers(err.headers)
+    .type('application/fhir+json; charset=utf-8')
+    .send({ resourceType: 'OperationOutcome', issue: [{ severity: 'error', code, diagnostics: err.message }] });
 }
 
 const PROTECTED = /^\/(v1|fhir)(\/|\?|$)/;
@@ -65,7 +79,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     if (!PROTECTED.test(req.url)) return done();
     if (config.authEnabled && !checkKey(callerKey(req))) {
       const missing = !req.headers.authorization;
-      sendApiError(
+      sendRejection(
+        req,
         reply,
         new ApiError(
           401,
@@ -79,7 +94,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     }
     const decision = limit(config.authEnabled ? `key:${callerKey(req)}` : `ip:${req.ip}`);
     if (!decision.ok) {
-      sendApiError(
+      sendRejection(
+        req,
         reply,
         new ApiError(429, `Rate limit reached: ${config.RATE_LIMIT_PER_MINUTE} requests per minute. Retry after ${decision.retryAfterS} s.`, {
           type: 'rate_limit_error',

@@ -14,7 +14,10 @@ afterAll(() => gw?.close());
 
 describe('/fhir on the gateway', () => {
   it('needs an API key when keys are configured', async () => {
-    expect((await get('/Patient?_count=1', null)).status).toBe(401);
+    const anonymous = await get('/Patient?_count=1', null);
+    expect(anonymous.status).toBe(401);
+    // FHIR clients get an OperationOutcome, not the OpenAI envelope.
+    expect(await anonymous.json()).toMatchObject({ resourceType: 'OperationOutcome', issue: [{ severity: 'error', code: 'login' }] });
     expect((await get('/Patient?_count=1', 'sk-wrong-key')).status).toBe(401);
     const ok = await get('/Patient?_count=1');
     expect(ok.status).toBe(200);
