@@ -89,7 +89,7 @@ describe('createMedplumFhirClient', () => {
     expect(seen).toHaveLength(1);
     expect(seen[0].headers.authorization).toBe('Bearer synthetic-token');
     expect(seen[0].headers['x-medplum']).toBeUndefined();
-    expect(traces).toEqual([{ method: 'GET', url: `${base}/Patient/p-1`, status: 200, durationMs: expect.any(Number) }]);
+    expect(traces).toEqual([{ method: 'GET', url: `${base}/Patient/p-1`, status: 200, duration_ms: expect.any(Number) }]);
   });
 
   it('maps an OperationOutcome error to FhirError without retrying 4xx', async () => {

@@ -4,12 +4,12 @@ import type { Bundle, OperationOutcome, Resource } from '@medplum/fhirtypes';
 /** Raw search values; the client encodes them, so no value can add parameters or change the host. */
 export type SearchParams = Record<string, string | number | Array<string | number> | undefined>;
 
-/** One HTTP exchange with the FHIR server, for the audit trail. */
+/** One HTTP exchange with the FHIR server, for the audit trail (snake_case: it goes on the wire in `fhir_agent`). */
 export interface FhirRequestTrace {
   method: 'GET' | 'POST' | 'PUT' | 'DELETE';
   url: string;
   status: number;
-  durationMs: number;
+  duration_ms: number;
 }
 
 export interface FhirCallOptions {

@@ -74,7 +74,7 @@ export function createMedplumFhirClient(opts: MedplumFhirClientOptions): FhirCli
     const attempt = init.signal ? attempts.get(init.signal) : undefined;
     const method = (init.method ?? 'GET').toUpperCase() as FhirRequestTrace['method'];
     const started = clock();
-    const trace = (status: number) => attempt?.onTrace?.({ method, url, status, durationMs: Math.round(clock() - started) });
+    const trace = (status: number) => attempt?.onTrace?.({ method, url, status, duration_ms: Math.round(clock() - started) });
     let response: Response;
     try {
       // Only what a FHIR exchange needs: injected fetches (in-process servers, recorders) need not know cache modes.
