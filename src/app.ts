@@ -1,10 +1,11 @@
 // buildApp(deps): fastify, auth, rate limit, error envelope, routes. It never listens; src/server.ts does.
 import { randomUUID } from 'node:crypto';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
 import type { Config } from './config.ts';
 import { createApiKeyChecker, bearerToken } from './http/api-key-checker.ts';
 import { chatCompletionsRoute } from './http/chat-completions-route.ts';
-import { registerErrorHandling, sendApiError } from './http/error-handler.ts';
+import { registerErrorHandling, sendRejection } from './http/error-handler.ts';
+import { sequentialIds } from './http/sequential-ids.ts';
 import { healthRoute, modelsRoutes } from './http/models-route.ts';
 import { createRateLimiter } from './http/rate-limiter.ts';
 import { ApiError } from './openai/api-error.ts';
@@ -22,25 +23,6 @@ export interface AppDeps {
   plugins?: Array<(app: FastifyInstance) => Promise<void>>;
 }
 
-/** Unique ids without a UUID per request: a random per-process prefix and a counter. */
-function sequentialIds(prefix: string): () => string {
-  let n = 0;
-  return () => `${prefix}${(++n).toString(36).padStart(6, '0')}`;
-}
-
-/** The OpenAI envelope on /v1; FHIR clients on /fhir get the same rejection as an OperationOutcome. */
-function sendRejection(req: FastifyRequest, reply: FastifyReply, err: ApiError): void {
-  if (!req.url.startsWith('/fhir')) {
-    sendApiError(reply, err);
-    return;
-  }
-  const code = err.status === 401 ? 'login' : err.status === 429 ? 'throttled' : 'processing';
-  void reply
-    .code(err.status)
-    .headers(err.headers)
-    .type('application/fhir+json; charset=utf-8')
-    .send({ resourceType: 'OperationOutcome', issue: [{ severity: 'error', code, diagnostics: err.message }] });
-}
 
 const PROTECTED = /^\/(v1|fhir)(\/|\?|$)/;
 const REQUEST_ID = /^[\w.:-]{1,64}$/;

@@ -75,3 +75,17 @@ export function registerErrorHandling(app: FastifyInstance): void {
     sendApiError(reply, new ApiError(404, `Unknown route: ${req.method} ${req.url.split('?')[0]}`, { code: 'not_found', type: 'invalid_request_error' })),
   );
 }
+
+/** The OpenAI envelope on /v1; FHIR clients on /fhir get the same rejection as an OperationOutcome. */
+export function sendRejection(req: FastifyRequest, reply: FastifyReply, err: ApiError): void {
+  if (!req.url.startsWith('/fhir')) {
+    sendApiError(reply, err);
+    return;
+  }
+  const code = err.status === 401 ? 'login' : err.status === 429 ? 'throttled' : 'processing';
+  void reply
+    .code(err.status)
+    .headers(err.headers)
+    .type('application/fhir+json; charset=utf-8')
+    .send({ resourceType: 'OperationOutcome', issue: [{ severity: 'error', code, diagnostics: err.message }] });
+}
