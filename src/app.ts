@@ -31,8 +31,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { config } = deps;
   const now = deps.now ?? Date.now;
   const generateId = deps.generateId ?? sequentialIds(randomUUID().replaceAll('-', ''));
-  const idPrefix = randomUUID().slice(0, 8);
-  let requests = 0;
+  const requestId = sequentialIds(`${randomUUID().slice(0, 8)}-`);
   const app = Fastify({
     loggerInstance: deps.logger,
     bodyLimit: config.BODY_LIMIT_BYTES,
@@ -43,7 +42,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
       // A per-process random prefix and a counter: unique across restarts without a UUID per request.
-      return typeof given === 'string' && REQUEST_ID.test(given) ? given : `${idPrefix}-${(++requests).toString(36)}`;
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : requestId();
     },
   });
   // JSON only: text/plain bodies get a 415 in the envelope instead of a confusing type error.
