@@ -90,14 +90,21 @@ export async function* normaliseStream(o: {
       if (!chunk.success) throw new UpstreamError('upstream sent an unexpected stream chunk', { statusCode: 502 });
       if (chunk.data.error) throw new UpstreamError(`upstream stream error: ${chunk.data.error.message ?? 'unknown'}`, { statusCode: 502 });
       if (chunk.data.usage) usage = normaliseUsage(chunk.data.usage);
-      const choice = chunk.data.choices?.find((c) => (c.index ?? 0) === 0);
+      let choice;
+      for (const c of chunk.data.choices ?? []) if ((c.index ?? 0) === 0) choice = c;
       if (!choice) continue;
       const d = choice.delta;
       if (d) {
         const reasoning = d.reasoning_content ?? d.reasoning;
         if (reasoning && o.thinking) yield { type: 'reasoning', text: reasoning };
-        if (d.content) yield* pieces(splitter.push(d.content));
-        for (const [i, tc] of (d.tool_calls ?? []).entries()) yield* toolFragment(tc, i);
+        if (d.content) {
+          // A plain loop, not `yield* pieces(…)`: a generator object per chunk shows up in stream benchmarks.
+          for (const p of splitter.push(d.content)) {
+            if (p.type === 'content') yield { type: 'content', text: p.text };
+            else if (o.thinking) yield { type: 'reasoning', text: p.text };
+          }
+        }
+        if (d.tool_calls) for (const [i, tc] of d.tool_calls.entries()) yield* toolFragment(tc, i);
       }
       if (choice.finish_reason) finish = choice.finish_reason;
     }

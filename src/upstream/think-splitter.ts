@@ -23,6 +23,10 @@ function heldBack(s: string, tag: string): number {
   return 0;
 }
 
+function emit(out: TextPiece[], type: TextPiece['type'], text: string): void {
+  if (text) out.push({ type, text });
+}
+
 export function createThinkSplitter(): ThinkSplitter {
   let mode: 'start' | 'reasoning' | 'content' = 'start';
   let buf = '';
@@ -30,9 +34,6 @@ export function createThinkSplitter(): ThinkSplitter {
 
   function drain(final: boolean): TextPiece[] {
     const out: TextPiece[] = [];
-    const emit = (type: TextPiece['type'], text: string) => {
-      if (text) out.push({ type, text });
-    };
     for (;;) {
       if (mode === 'start') {
         const t = buf.trimStart();
@@ -48,14 +49,14 @@ export function createThinkSplitter(): ThinkSplitter {
       if (mode === 'reasoning') {
         const i = buf.indexOf(CLOSE);
         if (i >= 0) {
-          emit('reasoning', buf.slice(0, i));
+          emit(out, 'reasoning', buf.slice(0, i));
           buf = buf.slice(i + CLOSE.length);
           mode = 'content';
           trimNext = true;
           continue;
         }
         const keep = final ? 0 : heldBack(buf, CLOSE);
-        emit('reasoning', buf.slice(0, buf.length - keep));
+        emit(out, 'reasoning', buf.slice(0, buf.length - keep));
         buf = buf.slice(buf.length - keep);
         return out;
       }
@@ -64,13 +65,23 @@ export function createThinkSplitter(): ThinkSplitter {
         if (!buf) return out;
         trimNext = false;
       }
-      emit('content', buf);
+      emit(out, 'content', buf);
       buf = '';
       return out;
     }
   }
 
-  return { push: (text) => ((buf += text), drain(false)), end: () => drain(true) };
+  return {
+    push(text) {
+      // Past the think block (the common case, chunk after chunk): nothing to hold back or split.
+      if (mode === 'content' && !trimNext && !buf) return text ? [{ type: 'content', text }] : [];
+      buf += text;
+      return drain(false);
+    },
+    end() {
+      return drain(true);
+    },
+  };
 }
 
 /** Whole-string form, for non-streamed replies. */
