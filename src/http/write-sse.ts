@@ -40,14 +40,35 @@ export async function writeSse(o: {
     if (raw.write(s)) return undefined;
     return new Promise<void>((resolve) => (raw.once('drain', resolve), raw.once('close', resolve)));
   };
-  const emit = (list: Emitted[]) => {
+  const serialise = (list: Emitted[]) => {
     let out = '';
     for (const e of list) out += e.kind === 'keepalive' ? ': keep-alive\n\n' : `data: ${e.json}\n\n`;
+    return out;
+  };
+  const emit = (list: Emitted[]) => {
+    const out = serialise(list);
+    return out ? write(out) : undefined;
+  };
+  /** A whole upstream read at once: one write and one await instead of one per delta. */
+  const emitBatch = (batch: UpstreamDelta[]) => {
+    let out = '';
+    try {
+      for (const delta of batch) out += serialise(o.encoder.encode({ index: 0, delta }));
+    } catch (err) {
+      // What was encoded before the failure still goes out, as it would have delta by delta.
+      if (out && !raw.destroyed) void write(out);
+      throw err;
+    }
     return out ? write(out) : undefined;
   };
   try {
     await emit(o.encoder.start());
-    if ('single' in o.deltas) {
+    if ('single' in o.deltas && hasBatches(o.deltas.single)) {
+      for await (const batch of o.deltas.single.batches()) {
+        const pushedBack = emitBatch(batch);
+        if (pushedBack) await pushedBack;
+      }
+    } else if ('single' in o.deltas) {
       for await (const delta of o.deltas.single) {
         const pushedBack = emit(o.encoder.encode({ index: 0, delta }));
         if (pushedBack) await pushedBack;
@@ -67,4 +88,8 @@ export async function writeSse(o: {
   } finally {
     raw.end();
   }
+}
+
+function hasBatches(s: AsyncIterable<UpstreamDelta>): s is AsyncIterable<UpstreamDelta> & { batches(): AsyncIterable<UpstreamDelta[]> } {
+  return typeof (s as { batches?: unknown }).batches === 'function';
 }

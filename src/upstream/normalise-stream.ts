@@ -38,25 +38,44 @@ async function* sseBatches(body: AsyncIterable<Uint8Array>): AsyncGenerator<stri
   }
 }
 
-export async function* normaliseStream(o: {
-  body: AsyncIterable<Uint8Array>;
-  thinking: boolean;
-  generateId: () => string;
-}): AsyncGenerator<UpstreamDelta> {
+/** A stream of deltas that can also be read a network read at a time (the HTTP edge's fast path). */
+export interface BatchedDeltas extends AsyncIterable<UpstreamDelta> {
+  batches(): AsyncIterable<UpstreamDelta[]>;
+}
+
+export function normaliseStream(o: { body: AsyncIterable<Uint8Array>; thinking: boolean; generateId: () => string }): BatchedDeltas {
+  let taken = false;
+  const batches = () => {
+    // One body, one reader: a second read would see nothing and look like a truncated stream.
+    if (taken) throw new Error('normaliseStream: already read');
+    taken = true;
+    return normaliseBatches(o);
+  };
+  return {
+    batches,
+    async *[Symbol.asyncIterator]() {
+      for await (const batch of batches()) yield* batch;
+    },
+  };
+}
+
+/** The deltas of each network read, together. A failure still delivers what came before it in that read. */
+async function* normaliseBatches(o: { body: AsyncIterable<Uint8Array>; thinking: boolean; generateId: () => string }): AsyncGenerator<UpstreamDelta[]> {
   const splitter = createThinkSplitter();
   const calls = new Map<number, PendingCall>();
   let finish: string | null | undefined;
   let usage: Usage | null = null;
   let done = false;
+  let out: UpstreamDelta[] = [];
 
-  const pieces = function* (list: TextPiece[]): Generator<UpstreamDelta> {
+  const text = (list: TextPiece[]) => {
     for (const p of list) {
-      if (p.type === 'content') yield { type: 'content', text: p.text };
-      else if (o.thinking) yield { type: 'reasoning', text: p.text };
+      if (p.type === 'content') out.push({ type: 'content', text: p.text });
+      else if (o.thinking) out.push({ type: 'reasoning', text: p.text });
     }
   };
 
-  function* toolFragment(tc: WireToolCall, fallbackIndex: number): Generator<UpstreamDelta> {
+  const toolFragment = (tc: WireToolCall, fallbackIndex: number) => {
     const key = tc.index ?? fallbackIndex;
     let call = calls.get(key);
     if (!call) calls.set(key, (call = { args: '', started: false, outIndex: calls.size }));
@@ -66,58 +85,74 @@ export async function* normaliseStream(o: {
     // Hold fragments until the name is known: clients need id, type and name in the first one.
     if (!call.started && call.name) {
       call.started = true;
-      yield { type: 'tool-call-start', index: call.outIndex, id: (call.id ??= `call_${o.generateId()}`), name: call.name };
+      out.push({ type: 'tool-call-start', index: call.outIndex, id: (call.id ??= `call_${o.generateId()}`), name: call.name });
     }
     if (call.started && call.args) {
-      yield { type: 'tool-call-args', index: call.outIndex, text: call.args };
+      out.push({ type: 'tool-call-args', index: call.outIndex, text: call.args });
       call.args = '';
     }
-  }
+  };
+
+  /** One event's data; true at `[DONE]`. */
+  const event = (data: string): boolean => {
+    if (data === '[DONE]') return true;
+    let json: unknown;
+    try {
+      json = JSON.parse(data);
+    } catch {
+      throw new UpstreamError('upstream sent a malformed stream chunk', { statusCode: 502, responseBody: data.slice(0, 200) });
+    }
+    const chunk = wireChunkSchema.safeParse(json);
+    if (!chunk.success) throw new UpstreamError('upstream sent an unexpected stream chunk', { statusCode: 502 });
+    if (chunk.data.error) throw new UpstreamError(`upstream stream error: ${chunk.data.error.message ?? 'unknown'}`, { statusCode: 502 });
+    if (chunk.data.usage) usage = normaliseUsage(chunk.data.usage);
+    let choice;
+    for (const c of chunk.data.choices ?? []) if ((c.index ?? 0) === 0) choice = c;
+    if (!choice) return false;
+    const d = choice.delta;
+    if (d) {
+      const reasoning = d.reasoning_content ?? d.reasoning;
+      if (reasoning && o.thinking) out.push({ type: 'reasoning', text: reasoning });
+      if (d.content) text(splitter.push(d.content));
+      if (d.tool_calls) for (const [i, tc] of d.tool_calls.entries()) toolFragment(tc, i);
+    }
+    if (choice.finish_reason) finish = choice.finish_reason;
+    return false;
+  };
 
   read: for await (const batch of sseBatches(o.body)) {
     for (const data of batch) {
-      if (data === '[DONE]') {
+      let last: boolean;
+      try {
+        last = event(data);
+      } catch (err) {
+        if (out.length) yield out;
+        throw err;
+      }
+      if (last) {
         done = true;
         break read;
       }
-      let json: unknown;
-      try {
-        json = JSON.parse(data);
-      } catch {
-        throw new UpstreamError('upstream sent a malformed stream chunk', { statusCode: 502, responseBody: data.slice(0, 200) });
-      }
-      const chunk = wireChunkSchema.safeParse(json);
-      if (!chunk.success) throw new UpstreamError('upstream sent an unexpected stream chunk', { statusCode: 502 });
-      if (chunk.data.error) throw new UpstreamError(`upstream stream error: ${chunk.data.error.message ?? 'unknown'}`, { statusCode: 502 });
-      if (chunk.data.usage) usage = normaliseUsage(chunk.data.usage);
-      let choice;
-      for (const c of chunk.data.choices ?? []) if ((c.index ?? 0) === 0) choice = c;
-      if (!choice) continue;
-      const d = choice.delta;
-      if (d) {
-        const reasoning = d.reasoning_content ?? d.reasoning;
-        if (reasoning && o.thinking) yield { type: 'reasoning', text: reasoning };
-        if (d.content) {
-          // A plain loop, not `yield* pieces(…)`: a generator object per chunk shows up in stream benchmarks.
-          for (const p of splitter.push(d.content)) {
-            if (p.type === 'content') yield { type: 'content', text: p.text };
-            else if (o.thinking) yield { type: 'reasoning', text: p.text };
-          }
-        }
-        if (d.tool_calls) for (const [i, tc] of d.tool_calls.entries()) yield* toolFragment(tc, i);
-      }
-      if (choice.finish_reason) finish = choice.finish_reason;
+    }
+    if (out.length) {
+      yield out;
+      out = [];
     }
   }
-  if (!done && !finish) throw new UpstreamError('upstream stream ended before it finished', { statusCode: 502 });
-  yield* pieces(splitter.end());
+  if (!done && !finish) {
+    if (out.length) yield out;
+    throw new UpstreamError('upstream stream ended before it finished', { statusCode: 502 });
+  }
+  text(splitter.end());
   for (const call of calls.values()) {
     if (!call.started) {
+      if (out.length) yield out;
       // A call that never got a name is unusable; surface it rather than invent one.
       throw new UpstreamError('upstream sent a tool call without a function name', { statusCode: 502 });
     }
   }
   const reason: FinishReason = normaliseFinishReason(finish, calls.size > 0);
-  yield { type: 'finish', finishReason: reason };
-  if (usage) yield { type: 'usage', usage };
+  out.push({ type: 'finish', finishReason: reason });
+  if (usage) out.push({ type: 'usage', usage });
+  yield out;
 }
