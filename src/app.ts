@@ -23,7 +23,6 @@ export interface AppDeps {
   plugins?: Array<(app: FastifyInstance) => Promise<void>>;
 }
 
-
 const PROTECTED = /^\/(v1|fhir)(\/|\?|$)/;
 const REQUEST_ID = /^[\w.:-]{1,64}$/;
 

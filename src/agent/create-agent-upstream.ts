@@ -17,7 +17,7 @@ import { mergeTools } from './merge-tools.ts';
 import { initialMessages } from './prepare-step.ts';
 import { runAgentLoop, type AgentLoopOptions, type AgentLoopResult, type StepRunner } from './run-agent-loop.ts';
 import { createStreamStepRunner, toolCallDeltas } from './stream-step.ts';
-import { createToolResultCache, type ToolResultCache } from './tool-result-cache.ts';
+import { createToolResultCache } from './tool-result-cache.ts';
 
 export interface AgentUpstreamOptions {
   upstream: ModelUpstream;

@@ -26,6 +26,3 @@ export class AbortHub extends EventEmitter {
     return this.#controller.signal;
   }
 }
-
-/** What the network layer needs of a cancellation source: both AbortSignal and AbortHub have it. */
-export type Cancel = AbortSignal | AbortHub;

@@ -85,17 +85,10 @@ export function undiciPost(agent = new Agent({ keepAliveTimeout: 30_000, connect
   };
 }
 
-function toAbortSignal(source: AbortSource): AbortSignal {
-  const controller = new AbortController();
-  if (source.aborted) controller.abort(source.reason);
-  else source.once('abort', () => controller.abort(source.reason));
-  return controller.signal;
-}
-
 export function fetchPost(f: typeof fetch): HttpPost {
   return async (url, init) => {
     // fetch has no header/body timeouts of its own; this one covers the whole exchange.
-    const parent = init.signal === undefined || init.signal instanceof AbortSignal ? init.signal : toAbortSignal(init.signal);
+    const parent = init.signal instanceof AbortSignal ? init.signal : init.signal?.signal;
     const timeout = abortAfter(init.timeoutMs, parent);
     const res = await f(url, { method: 'POST', headers: init.headers, body: init.body, signal: timeout.signal }).catch((err) => {
       timeout.dispose();

@@ -58,6 +58,9 @@ export function createOpenAiCompatibleUpstream(o: OpenAiCompatibleUpstreamOption
   }
 
   const retryable = (err: unknown) => err instanceof UpstreamError && err.isRetryable;
+  /** The upstream's Retry-After, capped; undefined when it gave none. */
+  const retryAfter = (err: unknown) =>
+    err instanceof UpstreamError && err.retryAfterMs ? Math.min(err.retryAfterMs, o.maxRetryAfterMs ?? 30_000) : undefined;
 
   async function send(params: ChatParams, stream: boolean, options: CallOptions | undefined): Promise<HttpResponse> {
     const body = JSON.stringify(buildUpstreamBody({ params, model: o.model, flavour: o.flavour, stream }));
@@ -70,10 +73,10 @@ export function createOpenAiCompatibleUpstream(o: OpenAiCompatibleUpstreamOption
       return await attempt(body, cancel);
     } catch (first) {
       if (retries === 0 || !retryable(first) || cancel?.aborted) throw first;
-      wait = (first as UpstreamError).retryAfterMs;
+      wait = retryAfter(first);
     }
     const signal = signalOf(options);
-    await sleep(wait ? Math.min(wait, o.maxRetryAfterMs ?? 30_000) : 100, undefined, { signal });
+    await sleep(wait ?? 100, undefined, { signal });
     return pRetry(() => attempt(body, signal), {
       retries: retries - 1,
       minTimeout: 200,
@@ -82,8 +85,8 @@ export function createOpenAiCompatibleUpstream(o: OpenAiCompatibleUpstreamOption
       signal,
       shouldRetry: ({ error }) => retryable(error),
       onFailedAttempt: async ({ error, retriesLeft }) => {
-        const next = error instanceof UpstreamError ? error.retryAfterMs : undefined;
-        if (next && retriesLeft > 0) await sleep(Math.min(next, o.maxRetryAfterMs ?? 30_000), undefined, { signal });
+        const next = retryAfter(error);
+        if (next && retriesLeft > 0) await sleep(next, undefined, { signal });
       },
     });
   }
