@@ -16,6 +16,7 @@ import type {
 } from '../../src/upstream/model-upstream.ts';
 import type { ToolContext, ToolResult } from '../../tools/tool.ts';
 import type { BenchRow, BenchSuite } from './bench-row.ts';
+import { percentile } from './latency.ts';
 
 const REQUESTS = Number(process.env.BENCH_AGENT_REQUESTS ?? 2000);
 const STEPS = 4;
@@ -123,10 +124,7 @@ function agent(upstream: ModelUpstream, executeTool: ExecuteToolFn): ModelUpstre
   });
 }
 
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)];
-}
+const median = (xs: number[]) => percentile([...xs].sort((a, b) => a - b), 50);
 
 async function drain(stream: AsyncIterable<UpstreamDelta>): Promise<string> {
   let content = '';

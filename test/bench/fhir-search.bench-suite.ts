@@ -3,9 +3,10 @@
 import type { Bundle, Observation, Patient, Resource } from '@medplum/fhirtypes';
 import { createEmbeddedFhirServer } from '../../src/fhir/embedded/embedded-fhir-server.ts';
 import type { BenchRow, BenchSuite } from './bench-row.ts';
+import { sampleLatency } from './latency.ts';
 
 const CODES = ['4548-4', '2339-0', '8480-6', '8462-4', '29463-7'];
-const QUERIES = Number(process.env.BENCH_FHIR_QUERIES ?? 300);
+const TIMING = { warmup: 20, runs: Number(process.env.BENCH_FHIR_QUERIES ?? 300) };
 
 /** N resources: N/100 patients with 99 Observations each, spread over codes and dates. */
 export function syntheticStore(n: number): Bundle {
@@ -30,22 +31,6 @@ export function syntheticStore(n: number): Bundle {
   return { resourceType: 'Bundle', type: 'collection', entry };
 }
 
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
-}
-
-async function time(fn: (i: number) => Promise<unknown> | unknown): Promise<{ p50: number; p99: number }> {
-  for (let i = 0; i < 20; i++) await fn(i); // warm-up
-  const samples: number[] = [];
-  for (let i = 0; i < QUERIES; i++) {
-    const t = performance.now();
-    await fn(i);
-    samples.push(performance.now() - t);
-  }
-  samples.sort((a, b) => a - b);
-  return { p50: percentile(samples, 50), p99: percentile(samples, 99) };
-}
-
 function linearScan(all: Resource[], patient: string, code: string): Resource[] {
   return all
     .filter((r) => r.resourceType === 'Observation' && (r as Observation).subject?.reference === `Patient/${patient}` && (r as Observation).code?.coding?.some((c) => c.code === code))
@@ -63,7 +48,7 @@ async function measure(size: number): Promise<BenchRow[]> {
   const label = `${size / 1000}k resources`;
 
   let checked = false;
-  const indexed = await time(async (i) => {
+  const indexed = await sampleLatency(async (i) => {
     const patient = `bench-p${(i * 7919) % patients}`;
     const res = await server.handle({ method: 'GET', url: `/Observation?patient=${patient}&code=http://loinc.org|4548-4&_sort=-date` });
     if (!checked) {
@@ -72,8 +57,8 @@ async function measure(size: number): Promise<BenchRow[]> {
       if (res.status !== 200 || JSON.stringify(ids) !== JSON.stringify(expected)) throw new Error(`search result differs from the linear scan for ${patient}`);
       checked = true;
     }
-  });
-  const scan = await time((i) => linearScan(all, `bench-p${(i * 7919) % patients}`, '4548-4'));
+  }, TIMING);
+  const scan = await sampleLatency((i) => linearScan(all, `bench-p${(i * 7919) % patients}`, '4548-4'), TIMING);
   const suite = 'fhir-search';
   const big = size >= 100_000;
   return [

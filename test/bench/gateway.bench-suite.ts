@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { request } from 'undici';
 import type { BenchRow, BenchSuite } from './bench-row.ts';
+import { percentile } from './latency.ts';
 
 const SERVERS = fileURLToPath(new URL('./bench-servers.ts', import.meta.url));
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 5);
@@ -88,7 +89,7 @@ async function streamTimes(port: number, streams: number, concurrency: number): 
   return times;
 }
 
-const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
+const pct = (xs: number[], p: number) => percentile([...xs].sort((a, b) => a - b), p);
 
 /** A paced upstream (a token every PACE_MS): what a client feels is the stream's total time, not req/s. */
 async function pacedStreamRows(): Promise<BenchRow[]> {

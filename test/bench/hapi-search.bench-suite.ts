@@ -9,25 +9,18 @@ import type { FhirClient } from '../../src/fhir/fhir-client.ts';
 import { loadFhirFiles } from '../../src/fhir/loader/load-fhir-files.ts';
 import { createMedplumFhirClient } from '../../src/fhir/medplum-fhir-client.ts';
 import { startHapiBackend } from '../support/hapi-backend.ts';
-import type { BenchRow, BenchSuite } from './bench-row.ts';
+import type { BenchSuite } from './bench-row.ts';
+import { sampleLatency } from './latency.ts';
 
 const QUERIES = Number(process.env.BENCH_HAPI_QUERIES ?? 200);
 const PATIENTS = Array.from({ length: 120 }, (_, i) => `S${1000001 + i}`);
 const CODES = ['http://loinc.org|4548-4', 'http://loinc.org|2823-3', 'http://loinc.org|8867-4'];
 
-async function latencies(fhir: FhirClient): Promise<{ p50: number; p99: number }> {
+function latencies(fhir: FhirClient): Promise<{ p50: number; p99: number }> {
   const query = (i: number) =>
     fhir.searchResources('Observation', { patient: `Patient/${PATIENTS[(i * 37) % PATIENTS.length]}`, code: CODES[i % CODES.length], _sort: '-date,_id', _count: 10 });
-  for (let i = 0; i < 30; i++) await query(i); // warm-up (HAPI's JIT and caches)
-  const samples: number[] = [];
-  for (let i = 0; i < QUERIES; i++) {
-    const t = performance.now();
-    await query(i);
-    samples.push(performance.now() - t);
-  }
-  samples.sort((a, b) => a - b);
-  const at = (p: number) => samples[Math.min(samples.length - 1, Math.floor((p / 100) * samples.length))]!;
-  return { p50: at(50), p99: at(99) };
+  // 30 warm-up queries: HAPI's JIT and caches.
+  return sampleLatency(query, { warmup: 30, runs: QUERIES });
 }
 
 const suite: BenchSuite = {
