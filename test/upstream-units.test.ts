@@ -4,7 +4,7 @@ import { extractJson } from '../src/openai/extract-json.ts';
 import { buildUpstreamBody } from '../src/upstream/build-upstream-body.ts';
 import { detectFlavour } from '../src/upstream/detect-flavour.ts';
 import type { ChatParams, UpstreamFlavour } from '../src/upstream/model-upstream.ts';
-import { readSseData } from '../src/upstream/read-sse-data.ts';
+import { readSseBatches } from '../src/upstream/read-sse-data.ts';
 import { createThinkSplitter } from '../src/upstream/think-splitter.ts';
 import { startFakeUpstream } from './support/fake-upstream.ts';
 
@@ -94,7 +94,7 @@ describe('SSE reader', () => {
       for (let i = 0; i < bytes.length; i += 3) yield bytes.slice(i, i + 3);
     }
     const out: string[] = [];
-    for await (const d of readSseData(chunks())) out.push(d);
+    for await (const batch of readSseBatches(chunks())) out.push(...batch);
     expect(out).toEqual(['{"a":\n1}', '[DONE]']);
   });
 });

@@ -1,7 +1,7 @@
 // Upstream chunks → normalised UpstreamDelta events: reasoning split from content whatever the style, tool calls
 // with id and name in their first fragment, and exactly one finish at the end (usage may arrive after it).
 import type { FinishReason, UpstreamDelta, Usage } from './model-upstream.ts';
-import { createSseParser } from './read-sse-data.ts';
+import { readSseBatches } from './read-sse-data.ts';
 import { createThinkSplitter, type TextPiece } from './think-splitter.ts';
 import { UpstreamError } from './upstream-error.ts';
 import { normaliseFinishReason, normaliseUsage, wireChunkSchema, type WireToolCall } from './upstream-wire.ts';
@@ -14,27 +14,13 @@ interface PendingCall {
   outIndex: number;
 }
 
-/** Reads the body one network read at a time; socket errors mid-body become UpstreamErrors (an upstream failure,
- * not ours). A plain loop instead of a wrapping generator: one await per read, not per event. */
+/** Socket errors mid-body become UpstreamErrors: an upstream failure, not ours. */
 async function* sseBatches(body: AsyncIterable<Uint8Array>): AsyncGenerator<string[]> {
-  const it = body[Symbol.asyncIterator]();
-  const decoder = new TextDecoder();
-  const parser = createSseParser();
   try {
-    for (;;) {
-      let r: IteratorResult<Uint8Array>;
-      try {
-        r = await it.next();
-      } catch (cause) {
-        if ((cause as Error)?.name === 'AbortError') throw cause;
-        throw new UpstreamError('upstream connection dropped mid-stream', { cause });
-      }
-      if (r.done) break;
-      yield parser.push(decoder.decode(r.value, { stream: true }));
-    }
-    yield [...parser.push(decoder.decode()), ...parser.end()];
-  } finally {
-    await it.return?.();
+    yield* readSseBatches(body);
+  } catch (cause) {
+    if ((cause as Error)?.name === 'AbortError') throw cause;
+    throw new UpstreamError('upstream connection dropped mid-stream', { cause });
   }
 }
 

@@ -42,10 +42,10 @@ export function createSseParser(): SseParser {
   };
 }
 
-export async function* readSseData(body: AsyncIterable<Uint8Array>): AsyncGenerator<string> {
+/** The events of each network read, together (possibly none); the last batch flushes what the body left open. */
+export async function* readSseBatches(body: AsyncIterable<Uint8Array>): AsyncGenerator<string[]> {
   const decoder = new TextDecoder();
   const parser = createSseParser();
-  for await (const bytes of body) yield* parser.push(decoder.decode(bytes, { stream: true }));
-  yield* parser.push(decoder.decode());
-  yield* parser.end();
+  for await (const bytes of body) yield parser.push(decoder.decode(bytes, { stream: true }));
+  yield [...parser.push(decoder.decode()), ...parser.end()];
 }
