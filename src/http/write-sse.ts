@@ -63,14 +63,9 @@ export async function writeSse(o: {
   };
   try {
     await emit(o.encoder.start());
-    if ('single' in o.deltas && hasBatches(o.deltas.single)) {
-      for await (const batch of o.deltas.single.batches()) {
+    if ('single' in o.deltas) {
+      for await (const batch of batchesOf(o.deltas.single)) {
         const pushedBack = emitBatch(batch);
-        if (pushedBack) await pushedBack;
-      }
-    } else if ('single' in o.deltas) {
-      for await (const delta of o.deltas.single) {
-        const pushedBack = emit(o.encoder.encode({ index: 0, delta }));
         if (pushedBack) await pushedBack;
       }
     } else {
@@ -90,6 +85,11 @@ export async function writeSse(o: {
   }
 }
 
-function hasBatches(s: AsyncIterable<UpstreamDelta>): s is AsyncIterable<UpstreamDelta> & { batches(): AsyncIterable<UpstreamDelta[]> } {
-  return typeof (s as { batches?: unknown }).batches === 'function';
+/** The upstream's own batches (one per network read) when it has them, else one delta at a time. */
+function batchesOf(s: AsyncIterable<UpstreamDelta>): AsyncIterable<UpstreamDelta[]> {
+  const batched = s as { batches?: () => AsyncIterable<UpstreamDelta[]> };
+  if (typeof batched.batches === 'function') return batched.batches();
+  return (async function* () {
+    for await (const delta of s) yield [delta];
+  })();
 }
