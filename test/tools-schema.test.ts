@@ -1,8 +1,10 @@
 // The OpenAI tool definitions are what models see: they must be well-formed JSON Schema objects, fully
-// described, with bounded integers, and must agree with the registry and the writes switch.
+// described, with bounded integers, in the subset grammar converters accept (test/tool-schema-portability.test.ts
+// converts them), and must agree with the registry and the writes switch.
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { openAiToolDefinitions, renderToolsMarkdownTable, toolRegistry, tools } from '../tools/index.ts';
+import { PORTABLE_MAX_LENGTH } from '../tools/portable-json-schema.ts';
 
 type Schema = Record<string, unknown>;
 
@@ -43,7 +45,11 @@ describe('tool definitions', () => {
       if (s.type === 'integer') {
         expect(s.minimum, `${path} has a minimum`).toBeTypeOf('number');
         expect(s.maximum, `${path} has a maximum`).toBeTypeOf('number');
+        // zod writes ±MAX_SAFE_INTEGER for an int nobody bounded
+        expect(Math.max(Math.abs(s.minimum as number), Math.abs(s.maximum as number)), `${path} has chosen bounds`).toBeLessThan(Number.MAX_SAFE_INTEGER);
       }
+      expect(s.pattern, `${path} has no pattern; zod checks it (tools/portable-json-schema.ts)`).toBeUndefined();
+      if (s.maxLength !== undefined) expect(s.maxLength, `${path} maxLength`).toBeLessThanOrEqual(PORTABLE_MAX_LENGTH);
       if (s.type === 'object') {
         expect(s.properties, `${path} has properties`).toBeTypeOf('object');
         expect(Array.isArray(s.required), `${path} has required`).toBe(true);

@@ -17,7 +17,7 @@ export const findPatients = defineSearchTool({
     birthdate: z
       .string()
       .regex(/^\d{4}(-\d{2}(-\d{2})?)?$/, 'must be YYYY, YYYY-MM or YYYY-MM-DD')
-      .describe('Birth date, YYYY-MM-DD (or YYYY / YYYY-MM for a range)')
+      .describe('Birth date; YYYY or YYYY-MM matches a range')
       .optional(),
     identifier: text('Medical record number (MRN) or other identifier, bare or as "system|value"').optional(),
     gender: z.enum(['male', 'female', 'other', 'unknown']).describe('Administrative gender').optional(),

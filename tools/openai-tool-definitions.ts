@@ -1,6 +1,6 @@
 // Tool definitions in OpenAI's function-calling format, generated from the zod input schemas.
-import { z } from 'zod';
 import type { FunctionTool } from '../src/upstream/model-upstream.ts';
+import { portableJsonSchema } from './portable-json-schema.ts';
 import { toolRegistry } from './tool-registry.ts';
 import type { ToolDefinition } from './tool.ts';
 
@@ -13,9 +13,9 @@ export interface OpenAiTool extends FunctionTool {
   };
 }
 
-/** JSON Schema of the tool input as the model writes it: defaults make fields optional, `$schema` is dropped. */
+/** JSON Schema of the tool input as the model writes it, in the subset every grammar converter accepts. */
 export function toOpenAiTool(tool: ToolDefinition): OpenAiTool {
-  const { $schema: _ignored, ...schema } = z.toJSONSchema(tool.inputSchema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+  const schema = portableJsonSchema(tool.inputSchema);
   return {
     type: 'function',
     function: {

@@ -24,7 +24,7 @@ export const orderService = defineTool({
     category: z.enum(['lab', 'referral']).describe('Lab test or referral').optional(),
     priority: z.enum(['routine', 'urgent', 'asap', 'stat']).default('routine').describe('Order priority (default routine)'),
     note: z.string().min(1).max(2000).describe('Free-text note, e.g. the referral reason').optional(),
-    occurrence_date_time: dateTimeField('When it should happen, with timezone, e.g. 2024-03-02T08:00:00Z').optional(),
+    occurrence_date_time: dateTimeField('When it should happen').optional(),
   }),
   write: true,
   execute: (input, ctx) =>

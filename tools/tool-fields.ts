@@ -1,5 +1,7 @@
 // Zod fields shared by the FHIR tools. Every field says what it means (`.describe()`), because that text is
-// all the model sees; every integer is bounded so a model cannot ask for unbounded work.
+// all the model sees; every integer is bounded so a model cannot ask for unbounded work. Models never see a regex
+// (grammar converters choke on them, see tools/portable-json-schema.ts): they read its message instead, so each
+// `.regex()` message states the rule.
 import { z } from 'zod';
 
 const FHIR_ID = /^[A-Za-z0-9\-.]{1,64}$/;
@@ -34,8 +36,8 @@ export const idField = () => z.string().regex(FHIR_ID, 'must be a FHIR id: lette
 export const patientField = () =>
   z
     .string()
-    .regex(/^(Patient\/)?[A-Za-z0-9\-.]{1,64}$/, 'must be a Patient id or "Patient/<id>"')
-    .describe('The patient: a Patient id (e.g. "S1000001") or reference "Patient/<id>"');
+    .regex(/^(Patient\/)?[A-Za-z0-9\-.]{1,64}$/, 'must be a Patient id (letters, digits, "-" or ".", at most 64) or "Patient/<id>"')
+    .describe('The patient, e.g. "S1000001" or "Patient/S1000001"');
 
 /** Bare id from "Patient/<id>" or "<id>". */
 export function patientId(patient: string): string {
@@ -59,7 +61,7 @@ export const tokenField = (what: string) =>
     .string()
     .min(1)
     .max(300)
-    .regex(/^[^\s&#]+( [^\s&#]+)*$/, 'must be "system|code", a bare code, or several separated by commas')
+    .regex(/^[^\s&#]+( [^\s&#]+)*$/, 'must be "system|code" or a bare code (commas for several), without "&", "#", tabs, line breaks, or leading, trailing or double spaces')
     .describe(what);
 
 export const countField = (fallback: number, max: number) =>
