@@ -28,9 +28,9 @@ export const CONFIG_VARS = {
     help: 'Public model id, <provider>/<model_name>; the only model clients may ask for.',
   },
   UPSTREAM_FLAVOUR: {
-    schema: z.enum(['auto', 'vllm', 'sglang', 'ollama', 'llamacpp', 'deepseek', 'openai']),
+    schema: z.enum(['auto', 'vllm', 'sglang', 'ollama', 'llamacpp', 'llama-cpp-python', 'deepseek', 'openai', 'openai-compatible']),
     default: 'auto',
-    help: 'How to switch thinking off upstream: vllm|sglang|ollama|llamacpp|deepseek|openai, or auto-detect.',
+    help: 'Upstream dialect: vllm|sglang|ollama|llamacpp (llama-server)|llama-cpp-python|deepseek|openai (api.openai.com)|openai-compatible (any other), or auto-detect.',
   },
   UPSTREAM_TIMEOUT_MS: { schema: int(100, 3_600_000), default: '600000', help: 'Upstream timeout per attempt: for the response headers, and for each gap between streamed chunks.' },
   UPSTREAM_MAX_RETRIES: { schema: int(0, 10), default: '2', help: 'Retries for 429, 5xx and network errors (before the first byte only).' },

@@ -9,7 +9,7 @@ import { embeddedFhirPlugin } from './fhir/embedded/embedded-fhir-plugin.ts';
 import { createEmbeddedFhirServer, type EmbeddedFhirServer } from './fhir/embedded/embedded-fhir-server.ts';
 import type { FhirClient } from './fhir/fhir-client.ts';
 import { createMedplumFhirClient } from './fhir/medplum-fhir-client.ts';
-import { detectFlavour } from './upstream/detect-flavour.ts';
+import { detectDialect } from './upstream/dialects/detect-dialect.ts';
 import type { ModelUpstream } from './upstream/model-upstream.ts';
 import { createOpenAiCompatibleUpstream } from './upstream/openai-compatible-upstream.ts';
 
@@ -24,16 +24,16 @@ export interface GatewayDeps {
 
 export async function createModelUpstream(config: Config, logger: FastifyBaseLogger): Promise<ModelUpstream | null> {
   if (!config.UPSTREAM_BASE_URL) return null;
-  const flavour =
+  const dialect =
     config.UPSTREAM_FLAVOUR === 'auto'
-      ? await detectFlavour({ baseUrl: config.UPSTREAM_BASE_URL, apiKey: config.UPSTREAM_API_KEY })
-      : config.UPSTREAM_FLAVOUR;
-  logger.info({ flavour, model: config.upstreamModel, detected: config.UPSTREAM_FLAVOUR === 'auto' }, 'upstream configured');
+      ? await detectDialect({ baseUrl: config.UPSTREAM_BASE_URL, apiKey: config.UPSTREAM_API_KEY })
+      : { name: config.UPSTREAM_FLAVOUR, evidence: 'UPSTREAM_FLAVOUR' };
+  logger.info({ flavour: dialect.name, model: config.upstreamModel, detected: dialect.evidence }, 'upstream configured');
   return createOpenAiCompatibleUpstream({
     baseUrl: config.UPSTREAM_BASE_URL,
     apiKey: config.UPSTREAM_API_KEY,
     model: config.upstreamModel,
-    flavour,
+    flavour: dialect.name,
     timeoutMs: config.UPSTREAM_TIMEOUT_MS,
     maxRetries: config.UPSTREAM_MAX_RETRIES,
   });

@@ -2,6 +2,8 @@
 // deltas that came before it (as delta-by-delta reading did), then throws an UpstreamError.
 import { describe, expect, it } from 'vitest';
 import type { UpstreamDelta } from '../src/upstream/model-upstream.ts';
+import { llamaCppPythonDialect } from '../src/upstream/dialects/llama-cpp-python.ts';
+import { vllmDialect } from '../src/upstream/dialects/vllm.ts';
 import { normaliseStream } from '../src/upstream/normalise-stream.ts';
 import { UpstreamError } from '../src/upstream/upstream-error.ts';
 
@@ -12,6 +14,12 @@ async function* reads(...parts: string[]) {
   for (const p of parts) yield enc.encode(p);
 }
 const open = (...parts: string[]) => normaliseStream({ body: reads(...parts), thinking: true, generateId: () => 'gen' });
+const all = async (s: AsyncIterable<UpstreamDelta>) => {
+  const out: UpstreamDelta[] = [];
+  for await (const d of s) out.push(d);
+  return out;
+};
+const usageChunk = `data: ${JSON.stringify({ id: 'x', choices: [], usage: { prompt_tokens: 9, completion_tokens: 3, total_tokens: 12 } })}\n\n`;
 
 describe('normaliseStream batches', () => {
   it('groups the deltas of one network read, reasoning split from <think> content', async () => {
@@ -19,7 +27,8 @@ describe('normaliseStream batches', () => {
     for await (const b of open(chunk({ content: '<think>pla' }) + chunk({ content: 'n</think>Hi' }), chunk({ content: ' there' }) + chunk({}, 'stop') + 'data: [DONE]\n\n').batches()) batches.push(b);
     expect(batches).toEqual([
       [{ type: 'reasoning', text: 'pla' }, { type: 'reasoning', text: 'n' }, { type: 'content', text: 'Hi' }],
-      [{ type: 'content', text: ' there' }, { type: 'finish', finishReason: 'stop' }],
+      // No usage in this stream: none is invented, an extension says so.
+      [{ type: 'content', text: ' there' }, { type: 'finish', finishReason: 'stop' }, { type: 'extension', data: { usage_reported: false } }],
     ]);
   });
 
@@ -36,5 +45,37 @@ describe('normaliseStream batches', () => {
     const s = open(chunk({}, 'stop'));
     s.batches();
     expect(() => s.batches()).toThrow(/already read/);
+  });
+
+  it('usage the upstream reported passes through, and nothing else is added', async () => {
+    const out = await all(open(chunk({ content: 'a' }), chunk({}, 'stop'), usageChunk, 'data: [DONE]\n\n'));
+    expect(out.at(-1)).toEqual({ type: 'usage', usage: { prompt_tokens: 9, completion_tokens: 3, total_tokens: 12, cached_tokens: 0 } });
+    expect(out.some((d) => d.type === 'extension')).toBe(false);
+  });
+
+  it('one token per chunk (llama.cpp family): completion tokens are counted when no usage came, never prompt tokens', async () => {
+    const body = reads(
+      chunk({ role: 'assistant' }),
+      chunk({ content: 'Pot' }),
+      chunk({ content: 'assium' }),
+      chunk({ tool_calls: [{ index: 0, id: 'c1', type: 'function', function: { name: 'f', arguments: '' } }] }),
+      chunk({ tool_calls: [{ index: 0, function: { arguments: '{}' } }] }),
+      chunk({}, 'tool_calls'),
+      'data: [DONE]\n\n',
+    );
+    const out = await all(normaliseStream({ body, thinking: true, generateId: () => 'gen', dialect: llamaCppPythonDialect }));
+    expect(out.filter((d) => d.type === 'usage')).toEqual([]);
+    expect(out.at(-1)).toEqual({ type: 'extension', data: { usage_reported: false, usage_counted: { completion_tokens: 4 } } });
+  });
+
+  it('thinking disabled: reasoning is dropped and reported as ignored (a field, or inline tags); an empty think block is not', async () => {
+    const run = (...parts: string[]) => all(normaliseStream({ body: reads(...parts), thinking: false, generateId: () => 'gen', dialect: vllmDialect }));
+    const byField = await run(chunk({ reasoning_content: 'hmm' }), chunk({ content: 'A' }), chunk({}, 'stop'), usageChunk);
+    expect(byField.filter((d) => d.type === 'reasoning')).toEqual([]);
+    expect(byField.at(-1)).toEqual({ type: 'extension', data: { thinking_ignored: true } });
+    const inline = await run(chunk({ content: '<think>hm' }), chunk({ content: 'm</think>A' }), chunk({}, 'stop'), usageChunk);
+    expect(inline.filter((d) => d.type !== 'usage')).toEqual([{ type: 'content', text: 'A' }, { type: 'finish', finishReason: 'stop' }, { type: 'extension', data: { thinking_ignored: true } }]);
+    const empty = await run(chunk({ content: '<think>\n\n</think>\n\nA' }), chunk({}, 'stop'), usageChunk);
+    expect(empty.some((d) => d.type === 'extension')).toBe(false);
   });
 });

@@ -1,12 +1,9 @@
-// Units of the upstream layer: think-tag splitting at every split point, JSON extraction, per-flavour bodies, detection.
+// Units of the upstream layer: think-tag splitting at every split point, JSON extraction, the SSE reader.
+// Per-dialect request bodies, usage, errors and detection are in upstream-dialects.test.ts.
 import { describe, expect, it } from 'vitest';
 import { extractJson } from '../src/openai/extract-json.ts';
-import { buildUpstreamBody } from '../src/upstream/build-upstream-body.ts';
-import { detectFlavour } from '../src/upstream/detect-flavour.ts';
-import type { ChatParams, UpstreamFlavour } from '../src/upstream/model-upstream.ts';
 import { readSseBatches } from '../src/upstream/read-sse-data.ts';
 import { createThinkSplitter } from '../src/upstream/think-splitter.ts';
-import { startFakeUpstream } from './support/fake-upstream.ts';
 
 function split(pieces: string[]) {
   const s = createThinkSplitter();
@@ -47,43 +44,6 @@ describe('extractJson', () => {
     ['prefix [1, 2, 3] suffix', '[1, 2, 3]'],
   ])('recovers %j', (input, expected) => expect(extractJson(input)).toBe(expected));
   it.each(['', 'no json', '{"a": ', '{broken}'])('gives up on %j', (input) => expect(extractJson(input)).toBeNull());
-});
-
-describe('per-flavour upstream bodies', () => {
-  const params = (type: 'enabled' | 'disabled'): ChatParams => ({
-    messages: [{ role: 'user', content: 'x' }, { role: 'assistant', content: 'y', reasoning_content: 'r' }],
-    maxTokens: 100,
-    temperature: 1,
-    thinking: { type, keep: null },
-  });
-  it.each<[UpstreamFlavour, Record<string, unknown>]>([
-    ['vllm', { chat_template_kwargs: { enable_thinking: false } }],
-    ['sglang', { chat_template_kwargs: { enable_thinking: false } }],
-    ['llamacpp', { chat_template_kwargs: { enable_thinking: false } }],
-    ['ollama', { think: false }],
-    ['deepseek', { thinking: { type: 'disabled' } }],
-  ])('%s switches thinking off its own way', (flavour, fields) => {
-    const body = buildUpstreamBody({ params: params('disabled'), model: 'm', flavour, stream: true });
-    expect(body).toMatchObject({ ...fields, stream: true, stream_options: { include_usage: true } });
-    expect((body.messages as any[])[1]).toEqual({ role: 'assistant', content: 'y' });
-  });
-  it('openai flavour sends nothing extra and uses max_completion_tokens', () => {
-    const body = buildUpstreamBody({ params: params('disabled'), model: 'm', flavour: 'openai', stream: false });
-    expect(body).toEqual({ model: 'm', messages: [{ role: 'user', content: 'x' }, { role: 'assistant', content: 'y' }], temperature: 1, max_completion_tokens: 100 });
-  });
-});
-
-describe('flavour auto-detection', () => {
-  it('reads owned_by from /models and falls back to openai', async () => {
-    for (const [owner, flavour] of [['vllm', 'vllm'], ['llamacpp', 'llamacpp'], ['library', 'ollama'], ['someone', 'openai']] as const) {
-      const fake = await startFakeUpstream({ ownedBy: owner });
-      expect(await detectFlavour({ baseUrl: fake.baseUrl })).toBe(flavour);
-      await fake.close();
-    }
-    expect(await detectFlavour({ baseUrl: 'https://api.deepseek.com/v1' })).toBe('deepseek');
-    expect(await detectFlavour({ baseUrl: 'http://127.0.0.1:11434/v1' })).toBe('ollama');
-    expect(await detectFlavour({ baseUrl: 'http://127.0.0.1:9/v1', timeoutMs: 500 })).toBe('openai');
-  });
 });
 
 describe('SSE reader', () => {

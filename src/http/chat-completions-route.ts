@@ -90,7 +90,11 @@ export async function chatCompletionsRoute(app: FastifyInstance, o: ChatRouteOpt
             ? [await upstream.doGenerate(params, sig.options)]
             : await Promise.all(Array.from({ length: n }, (_, i) => upstream.doGenerate(choiceParams(params, i), sig.options)));
         settled = true;
-        return toChatCompletion({ id, created, model: o.modelId, completions, jsonMode });
+        const response = toChatCompletion({ id, created, model: o.modelId, completions, jsonMode });
+        // Also as headers, for clients that only see the SDK's typed fields. Streams say it in extension chunks.
+        if (!('usage' in response)) reply.header('x-usage-reported', 'false');
+        if (completions.some((c) => c.extensions?.thinking_ignored === true)) reply.header('x-thinking-ignored', 'true');
+        return response;
       }
       const streams = await Promise.all(Array.from({ length: n }, (_, i) => upstream.doStream(choiceParams(params, i), sig.options)));
       const encoder = createChunkEncoder({ id, created, model: o.modelId, choices: n, jsonMode, includeUsage: !!body.stream_options?.include_usage });

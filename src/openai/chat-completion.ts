@@ -1,4 +1,5 @@
-// Normalised completions → the wire response (`chat.completion`) and its usage block.
+// Normalised completions → the wire response (`chat.completion`) and its usage block. Usage the upstream did not
+// report is absent (null in a stream's usage chunk), never zeros: `usage_reported: false` says why.
 import type { UpstreamCompletion, Usage } from '../upstream/model-upstream.ts';
 import { sumUsage } from '../upstream/sum-usage.ts';
 import { ApiError } from './api-error.ts';
@@ -12,14 +13,16 @@ export interface WireUsage {
   completion_tokens_details?: { reasoning_tokens: number };
 }
 
-export function toWireUsage(u: Usage | null): WireUsage {
+/** Null when unknown: OpenAI's own types allow a null (stream) or absent (response) usage, not invented numbers. */
+export function toWireUsage(u: Usage | null): WireUsage | null {
+  if (!u) return null;
   const usage: WireUsage = {
-    prompt_tokens: u?.prompt_tokens ?? 0,
-    completion_tokens: u?.completion_tokens ?? 0,
-    total_tokens: u?.total_tokens ?? 0,
-    prompt_tokens_details: { cached_tokens: u?.cached_tokens ?? 0 },
+    prompt_tokens: u.prompt_tokens,
+    completion_tokens: u.completion_tokens,
+    total_tokens: u.total_tokens,
+    prompt_tokens_details: { cached_tokens: u.cached_tokens },
   };
-  if (u?.reasoning_tokens !== undefined) usage.completion_tokens_details = { reasoning_tokens: u.reasoning_tokens };
+  if (u.reasoning_tokens !== undefined) usage.completion_tokens_details = { reasoning_tokens: u.reasoning_tokens };
   return usage;
 }
 
@@ -60,6 +63,8 @@ export function toChatCompletion(o: {
   // readers expect) and every choice carries its own, so no audit trail is lost.
   const extensions = o.completions[0]?.extensions ?? {};
   const perChoice = o.completions.length > 1;
+  // One choice without usage makes the sum unknown too: a partial sum would be a number that means nothing.
+  const usage = o.completions.every((c) => c.usage) ? toWireUsage(o.completions.reduce<Usage | null>((t, c) => sumUsage(t, c.usage), null)) : null;
   return {
     id: o.id,
     object: 'chat.completion' as const,
@@ -72,7 +77,7 @@ export function toChatCompletion(o: {
       finish_reason: c.finishReason,
       ...(perChoice ? (c.extensions ?? {}) : {}),
     })),
-    usage: toWireUsage(o.completions.reduce<Usage | null>((t, c) => sumUsage(t, c.usage), null)),
+    ...(usage ? { usage } : { usage_reported: false as const }),
     ...extensions,
   };
 }

@@ -3,14 +3,17 @@
 
 export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter';
 
-/** How an upstream wants thinking switched off and reasoning returned. */
+/** The dialect an upstream speaks. Each HTTP one is a module in src/upstream/dialects/ that owns its quirks. */
 export type UpstreamFlavour =
-  | 'vllm' // chat_template_kwargs.enable_thinking=false; sends `reasoning` (0.16+) or `reasoning_content`
-  | 'sglang' // same switch as vLLM
-  | 'ollama' // think:false; sends `reasoning`
-  | 'llamacpp' // chat_template_kwargs.enable_thinking=false; sends `reasoning_content`
-  | 'deepseek' // `thinking` passed through; sends `reasoning_content` (also GLM, Kimi)
-  | 'openai'; // no thinking switch; nothing extra sent
+  | 'vllm'
+  | 'sglang'
+  | 'ollama'
+  | 'llamacpp' // llama.cpp's own C++ `llama-server`
+  | 'llama-cpp-python' // the Python `llama-cpp-python[server]`
+  | 'deepseek' // also GLM, Kimi
+  | 'openai' // api.openai.com itself
+  | 'openai-compatible' // any other server, and the default when detection is unsure
+  | 'local'; // in process (node-llama-cpp): no HTTP dialect at all
 
 export interface ToolCall {
   id: string;
@@ -74,7 +77,7 @@ export interface Usage {
   prompt_tokens: number;
   completion_tokens: number;
   total_tokens: number;
-  /** Always an integer; 0 when the upstream does not say. */
+  /** Always an integer; 0 when the upstream reported usage but no cache hits. */
   cached_tokens: number;
   /** Present only when the upstream reports it. */
   reasoning_tokens?: number;
@@ -86,6 +89,7 @@ export interface UpstreamCompletion {
   reasoning: string | null;
   toolCalls: ToolCall[];
   finishReason: FinishReason;
+  /** Null when the upstream reported none: the edge then says so, and never reports zeros or guesses. */
   usage: Usage | null;
   /**
    * `finish_reason: length` because generation itself ran out mid-reasoning (the default). False when something
@@ -103,6 +107,7 @@ export type UpstreamDelta =
   | { type: 'tool-call-start'; index: number; id: string; name: string }
   | { type: 'tool-call-args'; index: number; text: string }
   | { type: 'finish'; finishReason: FinishReason; cutOffWhileReasoning?: boolean }
+  /** Only what the upstream reported. When it reported none an `extension` delta says so instead (`usage_reported: false`). */
   | { type: 'usage'; usage: Usage }
   /** Extension fields sent on a chunk with `choices: []` that standard clients ignore. */
   | { type: 'extension'; data: Record<string, unknown> }

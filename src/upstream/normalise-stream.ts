@@ -1,10 +1,15 @@
 // Upstream chunks → normalised UpstreamDelta events: reasoning split from content whatever the style, tool calls
 // with id and name in their first fragment, and exactly one finish at the end (usage may arrive after it).
+// Usage is never invented: when the upstream sent none there is no usage delta, only an `extension` delta saying so
+// (with the completion tokens counted, on servers that stream one token per chunk).
+import type { UpstreamDialect } from './dialects/upstream-dialect.ts';
+import { openaiCompatibleDialect } from './dialects/openai-compatible.ts';
 import type { FinishReason, UpstreamDelta, Usage } from './model-upstream.ts';
 import { readSseBatches } from './read-sse-data.ts';
 import { createThinkSplitter, type TextPiece } from './think-splitter.ts';
 import { UpstreamError } from './upstream-error.ts';
-import { normaliseFinishReason, normaliseUsage, wireChunkSchema, type WireToolCall } from './upstream-wire.ts';
+import { isRealReasoning, upstreamNotes } from './upstream-notes.ts';
+import { normaliseFinishReason, wireChunkSchema, type WireToolCall } from './upstream-wire.ts';
 
 interface PendingCall {
   id?: string;
@@ -29,7 +34,16 @@ export interface BatchedDeltas extends AsyncIterable<UpstreamDelta> {
   batches(): AsyncIterable<UpstreamDelta[]>;
 }
 
-export function normaliseStream(o: { body: AsyncIterable<Uint8Array>; thinking: boolean; generateId: () => string }): BatchedDeltas {
+export interface NormaliseStreamOptions {
+  body: AsyncIterable<Uint8Array>;
+  /** False: reasoning is dropped (and reported as `thinking_ignored` if any arrived). */
+  thinking: boolean;
+  generateId: () => string;
+  /** The upstream's dialect: how its usage reads and whether its chunks can be counted. Default: the generic one. */
+  dialect?: Pick<UpstreamDialect, 'transformUsage' | 'oneTokenPerChunk'>;
+}
+
+export function normaliseStream(o: NormaliseStreamOptions): BatchedDeltas {
   let taken = false;
   const batches = () => {
     // One body, one reader: a second read would see nothing and look like a truncated stream.
@@ -46,18 +60,28 @@ export function normaliseStream(o: { body: AsyncIterable<Uint8Array>; thinking: 
 }
 
 /** The deltas of each network read, together. A failure still delivers what came before it in that read. */
-async function* normaliseBatches(o: { body: AsyncIterable<Uint8Array>; thinking: boolean; generateId: () => string }): AsyncGenerator<UpstreamDelta[]> {
+async function* normaliseBatches(o: NormaliseStreamOptions): AsyncGenerator<UpstreamDelta[]> {
+  const dialect = o.dialect ?? openaiCompatibleDialect;
+  const countChunks = dialect.oneTokenPerChunk;
   const splitter = createThinkSplitter();
   const calls = new Map<number, PendingCall>();
   let finish: string | null | undefined;
   let usage: Usage | null = null;
   let done = false;
   let out: UpstreamDelta[] = [];
+  /** Chunks that carried generated text; a token each where the dialect says so. */
+  let textChunks = 0;
+  let thinkingIgnored = false;
+
+  const dropped = (reasoning: string) => {
+    if (!thinkingIgnored && isRealReasoning(reasoning)) thinkingIgnored = true;
+  };
 
   const text = (list: TextPiece[]) => {
     for (const p of list) {
       if (p.type === 'content') out.push({ type: 'content', text: p.text });
       else if (o.thinking) out.push({ type: 'reasoning', text: p.text });
+      else dropped(p.text);
     }
   };
 
@@ -91,16 +115,20 @@ async function* normaliseBatches(o: { body: AsyncIterable<Uint8Array>; thinking:
     const chunk = wireChunkSchema.safeParse(json);
     if (!chunk.success) throw new UpstreamError('upstream sent an unexpected stream chunk', { statusCode: 502 });
     if (chunk.data.error) throw new UpstreamError(`upstream stream error: ${chunk.data.error.message ?? 'unknown'}`, { statusCode: 502 });
-    if (chunk.data.usage) usage = normaliseUsage(chunk.data.usage);
+    if (chunk.data.usage) usage = dialect.transformUsage(chunk.data.usage);
     let choice;
     for (const c of chunk.data.choices ?? []) if ((c.index ?? 0) === 0) choice = c;
     if (!choice) return false;
     const d = choice.delta;
     if (d) {
       const reasoning = d.reasoning_content ?? d.reasoning;
-      if (reasoning && o.thinking) out.push({ type: 'reasoning', text: reasoning });
+      if (reasoning) {
+        if (o.thinking) out.push({ type: 'reasoning', text: reasoning });
+        else dropped(reasoning);
+      }
       if (d.content) text(splitter.push(d.content));
       if (d.tool_calls) for (const [i, tc] of d.tool_calls.entries()) toolFragment(tc, i);
+      if (countChunks && (reasoning || d.content || d.tool_calls?.length)) textChunks++;
     }
     if (choice.finish_reason) finish = choice.finish_reason;
     return false;
@@ -140,5 +168,7 @@ async function* normaliseBatches(o: { body: AsyncIterable<Uint8Array>; thinking:
   const reason: FinishReason = normaliseFinishReason(finish, calls.size > 0);
   out.push({ type: 'finish', finishReason: reason });
   if (usage) out.push({ type: 'usage', usage });
+  const notes = upstreamNotes({ usageReported: usage !== null, countedTokens: countChunks ? textChunks : undefined, thinkingIgnored });
+  if (notes) out.push({ type: 'extension', data: notes });
   yield out;
 }

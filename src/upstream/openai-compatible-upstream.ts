@@ -1,21 +1,24 @@
-// A ModelUpstream for any OpenAI-compatible server (vLLM, SGLang, Ollama, llama.cpp, DeepSeek, OpenAI...).
+// A ModelUpstream for any OpenAI-compatible server. What differs per server (request body, usage, errors,
+// detection) is its dialect's, in ./dialects; this file is the transport, retries and parsing they share.
 // Retries happen only before the first byte reaches our caller; after that a failure is the caller's to report.
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pRetry from 'p-retry';
-import { buildUpstreamBody } from './build-upstream-body.ts';
+import { dialectFor, type DialectName } from './dialects/index.ts';
 import { isTimeoutError, undiciPost, type HttpPost, type HttpResponse } from './http-post.ts';
-import { signalOf, type AbortSource, type CallOptions, type ChatParams, type ModelUpstream, type UpstreamCompletion, type UpstreamDelta, type UpstreamFlavour } from './model-upstream.ts';
+import { signalOf, type AbortSource, type CallOptions, type ChatParams, type ModelUpstream, type UpstreamCompletion, type UpstreamDelta } from './model-upstream.ts';
 import { normaliseStream } from './normalise-stream.ts';
 import { splitThink } from './think-splitter.ts';
 import { UpstreamError } from './upstream-error.ts';
-import { normaliseFinishReason, normaliseUsage, wireCompletionSchema } from './upstream-wire.ts';
+import { isRealReasoning, upstreamNotes } from './upstream-notes.ts';
+import { normaliseFinishReason, wireCompletionSchema } from './upstream-wire.ts';
 
 export interface OpenAiCompatibleUpstreamOptions {
   baseUrl: string;
   apiKey?: string;
   model: string;
-  flavour: UpstreamFlavour;
+  /** The dialect it speaks (see ./dialects). */
+  flavour: DialectName;
   post?: HttpPost;
   timeoutMs?: number;
   maxRetries?: number;
@@ -33,6 +36,7 @@ export function parseRetryAfter(value: string | undefined, now = Date.now()): nu
 }
 
 export function createOpenAiCompatibleUpstream(o: OpenAiCompatibleUpstreamOptions): ModelUpstream {
+  const dialect = dialectFor(o.flavour);
   const url = `${o.baseUrl.replace(/\/+$/, '')}/chat/completions`;
   const post = o.post ?? undiciPost();
   const timeoutMs = o.timeoutMs ?? 600_000;
@@ -50,11 +54,7 @@ export function createOpenAiCompatibleUpstream(o: OpenAiCompatibleUpstreamOption
     }
     if (res.status >= 200 && res.status < 300) return res;
     const text = await res.text().catch(() => '');
-    throw new UpstreamError(`upstream answered HTTP ${res.status}`, {
-      statusCode: res.status,
-      responseBody: text.slice(0, 4000),
-      retryAfterMs: parseRetryAfter(res.header('retry-after')),
-    });
+    throw dialect.mapError({ status: res.status, body: text, retryAfterMs: parseRetryAfter(res.header('retry-after')) });
   }
 
   const retryable = (err: unknown) => err instanceof UpstreamError && err.isRetryable;
@@ -63,7 +63,7 @@ export function createOpenAiCompatibleUpstream(o: OpenAiCompatibleUpstreamOption
     err instanceof UpstreamError && err.retryAfterMs ? Math.min(err.retryAfterMs, o.maxRetryAfterMs ?? 30_000) : undefined;
 
   async function send(params: ChatParams, stream: boolean, options: CallOptions | undefined): Promise<HttpResponse> {
-    const body = JSON.stringify(buildUpstreamBody({ params, model: o.model, flavour: o.flavour, stream }));
+    const body = JSON.stringify(dialect.transformRequest({ params, model: o.model, stream }));
     const retries = o.maxRetries ?? 2;
     // The first attempt runs bare, with the cheap cancellation source when there is one. p-retry (and a real
     // AbortSignal for it and for the waits) only takes over once something failed.
@@ -109,13 +109,16 @@ export function createOpenAiCompatibleUpstream(o: OpenAiCompatibleUpstreamOption
       if (!tc.function?.name) throw new UpstreamError('upstream sent a tool call without a function name', { statusCode: 502 });
       return { id: tc.id || `call_${generateId()}`, type: 'function' as const, function: { name: tc.function.name, arguments: tc.function.arguments ?? '' } };
     });
-    return {
+    const completion: UpstreamCompletion = {
       content: split.content || (m.content == null && !split.reasoning ? null : split.content),
       reasoning: thinking && reasoning ? reasoning : null,
       toolCalls,
       finishReason: normaliseFinishReason(choice.finish_reason, toolCalls.length > 0),
-      usage: normaliseUsage(parsed.data.usage),
+      usage: parsed.data.usage ? dialect.transformUsage(parsed.data.usage) : null,
     };
+    // Usage the upstream left out is the HTTP edge's to flag (it sums the choices); a dropped reasoning is ours.
+    if (!thinking && isRealReasoning(reasoning)) completion.extensions = { thinking_ignored: true };
+    return completion;
   }
 
   async function* fromCompletion(c: UpstreamCompletion): AsyncGenerator<UpstreamDelta> {
@@ -127,6 +130,9 @@ export function createOpenAiCompatibleUpstream(o: OpenAiCompatibleUpstreamOption
     }
     yield { type: 'finish', finishReason: c.finishReason };
     if (c.usage) yield { type: 'usage', usage: c.usage };
+    // As a stream would say it (nothing to count: the reply came whole).
+    const notes = upstreamNotes({ usageReported: c.usage !== null, thinkingIgnored: c.extensions?.thinking_ignored === true });
+    if (notes) yield { type: 'extension', data: notes };
   }
 
   return {
@@ -141,7 +147,7 @@ export function createOpenAiCompatibleUpstream(o: OpenAiCompatibleUpstreamOption
       const thinking = params.thinking.type === 'enabled';
       // Some servers ignore `stream: true` (or fail over to JSON); treat that reply as a one-chunk stream.
       if ((res.header('content-type') ?? '').includes('application/json')) return fromCompletion(await parseCompletion(res, thinking));
-      return normaliseStream({ body: res.body, thinking, generateId });
+      return normaliseStream({ body: res.body, thinking, generateId, dialect });
     },
   };
 }

@@ -1,7 +1,8 @@
 // What OpenAI-compatible upstreams send back, loosely: each server adds or omits fields, so everything is optional
 // and `passthrough` keeps extras. Reasoning may come as `reasoning_content`, `reasoning`, or inline <think> tags.
+// Parsing is the same for every dialect (a mis-detected server still parses); what differs lives in ./dialects.
 import { z } from 'zod';
-import type { FinishReason, Usage } from './model-upstream.ts';
+import type { FinishReason } from './model-upstream.ts';
 
 const wireToolCall = z.object({
   index: z.number().int().min(0).max(1000).optional(),
@@ -17,7 +18,7 @@ const wireUsage = z
     total_tokens: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).nullish(),
     prompt_tokens_details: z.object({ cached_tokens: z.number().nullish() }).nullish(),
     completion_tokens_details: z.object({ reasoning_tokens: z.number().nullish() }).nullish(),
-    prompt_cache_hit_tokens: z.number().nullish(), // DeepSeek
+    prompt_cache_hit_tokens: z.number().nullish(), // DeepSeek: read by its dialect
   })
   .nullish();
 
@@ -43,21 +44,6 @@ export const wireChunkSchema = z.object({
 
 export type WireToolCall = z.infer<typeof wireToolCall>;
 export type WireUsage = z.infer<typeof wireUsage>;
-
-export function normaliseUsage(u: WireUsage): Usage | null {
-  if (!u) return null;
-  const prompt = u.prompt_tokens ?? 0;
-  const completion = u.completion_tokens ?? 0;
-  const usage: Usage = {
-    prompt_tokens: prompt,
-    completion_tokens: completion,
-    total_tokens: u.total_tokens ?? prompt + completion,
-    cached_tokens: Math.trunc(u.prompt_tokens_details?.cached_tokens ?? u.prompt_cache_hit_tokens ?? 0),
-  };
-  const reasoning = u.completion_tokens_details?.reasoning_tokens;
-  if (typeof reasoning === 'number') usage.reasoning_tokens = Math.trunc(reasoning);
-  return usage;
-}
 
 export function normaliseFinishReason(raw: string | null | undefined, hasToolCalls: boolean): FinishReason {
   if (hasToolCalls && (raw === 'tool_calls' || raw === 'stop' || raw === 'function_call' || !raw)) return 'tool_calls';

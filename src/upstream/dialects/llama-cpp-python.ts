@@ -1,0 +1,49 @@
+// llama-cpp-python's server (`python -m llama_cpp.server`, 0.3.x). Facts from a real run of 0.3.36:
+// - /models says `owned_by: "me"`;
+// - it knows `max_tokens` only, ignores `stream_options` (its streams carry no usage; non-streamed replies do),
+//   and has no thinking switch (no `chat_template_kwargs`);
+// - `response_format` is `{type: "json_object", schema?}`: OpenAI's `json_schema` form fails its validation;
+// - streams carry one token per chunk;
+// - failures in its handler (grammar, tool-call parsing) are 500s with `{"error":{"message",
+//   "type":"internal_server_error"}}` or a plain-text body, which is the only clue the client gets.
+import type { ResponseFormat } from '../model-upstream.ts';
+import { baseDialect, openAiRequestBody, statusError } from './base-dialect.ts';
+import type { UpstreamDialect } from './upstream-dialect.ts';
+
+const MESSAGE_MAX = 200;
+
+/** The server's own words: its envelope's `error.message`, or the plain-text body; one line, truncated. */
+export function serverMessage(body: string): string {
+  let text = body;
+  try {
+    const json = JSON.parse(body) as { error?: { message?: unknown } | string } | null;
+    const message = typeof json?.error === 'string' ? json.error : json?.error?.message;
+    // JSON without a message is not the server explaining itself; say nothing rather than echo it.
+    text = typeof message === 'string' ? message : '';
+  } catch {
+    // plain text (e.g. starlette's "Internal Server Error")
+  }
+  const line = text.replace(/\s+/g, ' ').trim();
+  return line.length > MESSAGE_MAX ? `${line.slice(0, MESSAGE_MAX - 1)}…` : line;
+}
+
+function responseFormat(rf: ResponseFormat): unknown {
+  return rf.type === 'json_schema' ? { type: 'json_object', ...(rf.json_schema.schema ? { schema: rf.json_schema.schema } : {}) } : rf;
+}
+
+export const llamaCppPythonDialect: UpstreamDialect = {
+  ...baseDialect,
+  name: 'llama-cpp-python',
+  detection: { owners: ['me'] },
+  oneTokenPerChunk: true,
+  transformRequest(r) {
+    const body = openAiRequestBody(r, { streamUsage: false });
+    if (r.params.responseFormat && r.params.responseFormat.type !== 'text') body.response_format = responseFormat(r.params.responseFormat);
+    return body;
+  },
+  mapError(r) {
+    if (r.status < 500) return statusError(r);
+    const said = serverMessage(r.body);
+    return statusError(r, said ? `upstream answered HTTP ${r.status}: ${said}` : undefined);
+  },
+};
