@@ -48,6 +48,21 @@ export const CONFIG_VARS = {
   AGENT_MAX_STEPS: { schema: int(1, 100), default: '8', help: 'Most model calls per chat request in the tool loop.' },
   AGENT_MAX_TOOL_CALLS: { schema: int(1, 1000), default: '32', help: 'Most server-side tool calls per chat request.' },
   AGENT_DEADLINE_MS: { schema: int(100, 3_600_000), default: '300000', help: 'Deadline for the whole tool loop of one request.' },
+  UPSTREAM_TOOL_MODE: {
+    schema: z.enum(['auto', 'native', 'prompted']),
+    default: 'auto',
+    help: 'Tool calls upstream: native (the `tools` field), prompted (tools in the system prompt, <tool_call> parsed from text), or auto (prompted for llama-cpp-python, native otherwise).',
+  },
+  LOCAL_MODEL: {
+    schema: z.string().min(1),
+    help: 'Run a GGUF model in process (node-llama-cpp, CPU): a .gguf path or an hf: URI. Used when UPSTREAM_BASE_URL is unset.',
+  },
+  LOCAL_MODEL_THREADS: { schema: int(1, 256), default: '1', help: 'CPU threads for the in-process model (the HTTP server shares the cores).' },
+  LOCAL_MODEL_CONTEXT: { schema: int(512, 262_144), default: '8192', help: "Context tokens per sequence (capped at the model's training context)." },
+  LOCAL_MODEL_SEQUENCES: { schema: int(1, 64), default: '2', help: 'Requests generated at once, each on its own KV cache (so a tool prompt stays cached beside other work).' },
+  LOCAL_MODEL_QUEUE: { schema: int(0, 10_000), default: '32', help: 'Requests that may wait for a free sequence; more answer 429.' },
+  LOCAL_MODEL_WARM: { schema: bool, default: 'true', help: 'At boot, evaluate the FHIR tools prompt prefix into the KV cache (when SERVER_TOOLS is on), so the first tool request is fast.' },
+  LOCAL_MODEL_CACHE_DIR: { schema: z.string().min(1), default: 'node_modules/.cache/fhir-agent-gateway/models', help: 'Where hf: models are downloaded and cached.' },
 } satisfies Record<string, VarSpec>;
 
 type Vars = typeof CONFIG_VARS;

@@ -12,6 +12,10 @@ import { createMedplumFhirClient } from './fhir/medplum-fhir-client.ts';
 import { detectDialect } from './upstream/dialects/detect-dialect.ts';
 import type { ModelUpstream } from './upstream/model-upstream.ts';
 import { createOpenAiCompatibleUpstream } from './upstream/openai-compatible-upstream.ts';
+import { loadLocalModel, type LocalModel } from './upstream/local/load-local-model.ts';
+import { applyToolMode } from './upstream/prompted-tools/apply-tool-mode.ts';
+import { warmPrefix } from './upstream/local/warm-prefix.ts';
+import { openAiToolDefinitions } from '../tools/index.ts';
 
 export interface GatewayDeps {
   upstream: ModelUpstream | null;
@@ -61,8 +65,27 @@ async function createFhirSide(config: Config, logger: FastifyBaseLogger): Promis
   return { fhir, fhirServer, plugins: [plugin] };
 }
 
+/** LOCAL_MODEL without UPSTREAM_BASE_URL: the model runs in this process, and nothing leaves the machine. */
+async function createLocalUpstream(config: Config, logger: FastifyBaseLogger): Promise<LocalModel | null> {
+  if (!config.LOCAL_MODEL || config.UPSTREAM_BASE_URL) return null;
+  const local = await loadLocalModel({
+    source: config.LOCAL_MODEL,
+    threads: config.LOCAL_MODEL_THREADS,
+    contextSize: config.LOCAL_MODEL_CONTEXT,
+    sequences: config.LOCAL_MODEL_SEQUENCES,
+    maxQueue: config.LOCAL_MODEL_QUEUE,
+    cacheDir: config.LOCAL_MODEL_CACHE_DIR,
+    log: (message) => logger.warn({ source: 'llama.cpp' }, message),
+  });
+  logger.info(local.info, 'in-process model loaded');
+  return local;
+}
+
 export async function createGatewayDeps(config: Config, logger: FastifyBaseLogger): Promise<GatewayDeps & Pick<AppDeps, 'upstream'>> {
-  const [model, fhirSide] = await Promise.all([createModelUpstream(config, logger), createFhirSide(config, logger)]);
+  if (config.LOCAL_MODEL && config.UPSTREAM_BASE_URL) logger.warn('LOCAL_MODEL is ignored: UPSTREAM_BASE_URL is set');
+  const [remote, local, fhirSide] = await Promise.all([createModelUpstream(config, logger), createLocalUpstream(config, logger), createFhirSide(config, logger)]);
+  // Remote servers that ignore `tools` get them in the prompt instead; the in-process model calls tools natively.
+  const model = remote ? applyToolMode(remote, config.UPSTREAM_TOOL_MODE) : (local?.upstream ?? null);
   const upstream =
     model && config.SERVER_TOOLS
       ? createAgentUpstream({
@@ -72,5 +95,22 @@ export async function createGatewayDeps(config: Config, logger: FastifyBaseLogge
           limits: { maxSteps: config.AGENT_MAX_STEPS, maxToolCalls: config.AGENT_MAX_TOOL_CALLS, deadlineMs: config.AGENT_DEADLINE_MS },
         })
       : model;
-  return { ...fhirSide, upstream, close: async () => {} };
+  const warming = new AbortController();
+  let warm: Promise<unknown> = Promise.resolve();
+  if (local && config.SERVER_TOOLS && config.LOCAL_MODEL_WARM) {
+    warm = warmPrefix({ upstream: local.upstream, tools: openAiToolDefinitions({ writesEnabled: config.FHIR_WRITE_TOOLS }), signal: warming.signal }).then(
+      (w) => logger.info(w, 'in-process model: FHIR tool prompt prefix cached'),
+      (err: unknown) => warming.signal.aborted || logger.warn({ err: (err as Error).message }, 'in-process model: warming the tool prefix failed'),
+    );
+  }
+  return {
+    ...fhirSide,
+    upstream,
+    close: async () => {
+      warming.abort();
+      // The model is disposed only once nothing evaluates on it any more.
+      await warm;
+      await local?.close();
+    },
+  };
 }

@@ -4,6 +4,7 @@ import { pino } from 'pino';
 import { buildApp } from './app.ts';
 import { ConfigError, configHelp, loadConfig } from './config.ts';
 import { createGatewayDeps } from './gateway-deps.ts';
+import { LocalModelError } from './upstream/local/load-local-model.ts';
 
 export interface RunningServer {
   port: number;
@@ -51,6 +52,10 @@ async function main(): Promise<void> {
   } catch (err) {
     if (err instanceof ConfigError) {
       process.stderr.write(`configuration error: ${err.message} (run with --help for every variable)\n`);
+      process.exit(78);
+    }
+    if (err instanceof LocalModelError) {
+      process.stderr.write(`model error: ${err.message}\n`);
       process.exit(78);
     }
     throw err;

@@ -178,6 +178,42 @@ describe('in-process GGUF model through the gateway', () => {
   });
 });
 
+describe('in-process model with the server-side FHIR tools', () => {
+  it('keeps the tool prompt prefix cached across requests, also when a request without tools comes between', async (ctx) => {
+    if (skip) return ctx.skip(skip);
+    const tools = await startGateway({ noUpstream: true, env: { LOCAL_MODEL: modelFile, SERVER_TOOLS: 'true', FHIR_SEED: 'true', LOG_LEVEL: 'info' } });
+    try {
+      // Boot evaluates the tool prefix into one sequence; wait for it rather than for a fixed time.
+      const warmed = await until(() => tools.logs.find((l) => l.includes('tool prompt prefix cached')), 240_000);
+      const prefix = JSON.parse(warmed).promptTokens as number;
+      expect(prefix).toBeGreaterThan(1500);
+      const ask = (content: string, extra: Record<string, unknown> = {}) =>
+        tools.client.chat.completions.create({ model: tools.model, messages: [{ role: 'user', content }], temperature: 0, max_tokens: 6, ...extra });
+      const cachedOf = (r: { usage?: unknown }) => (r.usage as { prompt_tokens_details: { cached_tokens: number } }).prompt_tokens_details.cached_tokens;
+      const first = await ask('Which conditions does patient S1000003 have?');
+      const plain = await ask('Say hello.', { server_tools: false });
+      const again = await ask('Which allergies does patient S1000004 have?');
+      expect(plain.usage!.prompt_tokens).toBeLessThan(100);
+      for (const r of [first, again]) {
+        expect(r.usage!.prompt_tokens).toBeGreaterThan(prefix);
+        expect(cachedOf(r)).toBeGreaterThan(prefix - 40);
+      }
+    } finally {
+      await tools.close();
+    }
+  }, 300_000);
+});
+
+async function until<T>(probe: () => T | undefined, timeoutMs: number): Promise<T> {
+  const started = Date.now();
+  for (;;) {
+    const v = probe();
+    if (v !== undefined) return v;
+    if (Date.now() - started > timeoutMs) throw new Error(`not seen within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
 describe('LOCAL_MODEL boot errors', () => {
   const opts = { threads: 1, contextSize: 512, sequences: 1, maxQueue: 0, cacheDir: os.tmpdir() };
   it('a missing file is one line naming LOCAL_MODEL', async () => {

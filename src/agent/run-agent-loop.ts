@@ -16,6 +16,7 @@ import { initialMessages, stepParams } from './prepare-step.ts';
 import { finishReasonFor, stopReasonAfterStep, withinToolCallLimit } from './stop-condition.ts';
 import { STEP_SEPARATOR } from './stream-step.ts';
 import { sumUsage } from '../upstream/sum-usage.ts';
+import { upstreamNotes } from '../upstream/upstream-notes.ts';
 import { createTokenBudget } from './token-budget.ts';
 
 /** One upstream call: `doGenerate`, or `doStream` collected while its reasoning streams to the client. */
@@ -57,6 +58,9 @@ export async function runAgentLoop(o: AgentLoopOptions): Promise<AgentLoopResult
   const audit: AgentAudit = { steps: [], tool_calls: [], written: [], stop_reason: 'final' };
   const text = { content: [] as string[], reasoning: [] as string[] };
   let usage: Usage | null = null;
+  // One step without usage makes the total unknown: a partial sum would look like a measurement.
+  let usageUnreported = false;
+  let thinkingIgnored = false;
   let last: UpstreamCompletion | undefined;
   let returned: ToolCall[] = [];
   let toolCallsDone = 0;
@@ -85,6 +89,8 @@ export async function runAgentLoop(o: AgentLoopOptions): Promise<AgentLoopResult
       last = step;
       budget.consume(step);
       usage = sumUsage(usage, step.usage);
+      if (!step.usage) usageUnreported = true;
+      if (step.extensions?.thinking_ignored === true) thinkingIgnored = true;
       if (step.content) text.content.push(step.content);
       if (step.reasoning) text.reasoning.push(step.reasoning);
       const auditStep: AuditStep = { index, usage: step.usage, finish_reason: step.finishReason, tool_calls: 0, duration_ms: 0 };
@@ -138,8 +144,8 @@ export async function runAgentLoop(o: AgentLoopOptions): Promise<AgentLoopResult
       finishReason: finishReasonFor(audit.stop_reason, last?.finishReason),
       // Seed rule 3.1 is about generation cut off mid-thought; a step, tool-call or time limit is not that.
       cutOffWhileReasoning: audit.stop_reason === 'token_budget' || last?.finishReason === 'length',
-      usage,
-      extensions: { fhir_agent: audit },
+      usage: usageUnreported ? null : usage,
+      extensions: { fhir_agent: audit, ...upstreamNotes({ usageReported: !usageUnreported, thinkingIgnored }) },
     },
   };
 }

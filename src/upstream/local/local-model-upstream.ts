@@ -6,6 +6,7 @@ import type { ChatModelFunctions, GbnfJsonSchema, LlamaChat, LlamaChatResponse, 
 import { createDeltaChannel } from '../../agent/delta-channel.ts';
 import { signalOf, type CallOptions, type ChatParams, type FunctionTool, type ModelUpstream, type ToolCall, type UpstreamCompletion, type UpstreamDelta, type Usage } from '../model-upstream.ts';
 import { UpstreamError } from '../upstream-error.ts';
+import { optionalAsNull, stripNulls } from './optional-as-null.ts';
 import { forcedTools, type GrammarCache } from './output-grammar.ts';
 import type { SequencePool } from './sequence-pool.ts';
 import { toLlamaHistory } from './to-llama-history.ts';
@@ -42,7 +43,7 @@ function describeTools(tools: FunctionTool[]): string {
 
 function toFunctions(tools: FunctionTool[]): ChatModelFunctions {
   const out: Record<string, { description?: string; params?: GbnfJsonSchema }> = {};
-  for (const t of tools) out[t.function.name] = { description: t.function.description, params: (t.function.parameters ?? { type: 'object' }) as GbnfJsonSchema };
+  for (const t of tools) out[t.function.name] = { description: t.function.description, params: optionalAsNull(t.function.parameters ?? { type: 'object' }) as GbnfJsonSchema };
   return out;
 }
 
@@ -81,7 +82,6 @@ export function createLocalModelUpstream(o: LocalModelUpstreamOptions): ModelUps
     let promptTokens = 0;
     let content = '';
     let reasoning = '';
-    const calls = new Map<number, { id: string; name: string; args: string }>();
     // With tools and a response format, the first pass's text is thrown away (see below): do not stream it.
     let streamContent = !(p.functions && p.format);
 
@@ -120,18 +120,8 @@ export function createLocalModelUpstream(o: LocalModelUpstreamOptions): ModelUps
     if (p.forced) {
       res = await generate({ grammar: p.forced.grammar });
     } else if (p.functions) {
-      res = await generate({
-        functions: p.functions,
-        onFunctionCallParamsChunk: (c) => {
-          let call = calls.get(c.callIndex);
-          if (!call) {
-            calls.set(c.callIndex, (call = { id: `call_${generateId()}`, name: c.functionName, args: '' }));
-            emit?.({ type: 'tool-call-start', index: c.callIndex, id: call.id, name: call.name });
-          }
-          call.args += c.paramsChunk;
-          if (c.paramsChunk) emit?.({ type: 'tool-call-args', index: c.callIndex, text: c.paramsChunk });
-        },
-      });
+      // Arguments are not streamed piecemeal: they are complete only once nulls for left-out fields are stripped.
+      res = await generate({ functions: p.functions });
       if (!res.functionCalls?.length && p.format && res.metadata.stopReason !== 'maxTokens') {
         // node-llama-cpp cannot combine a grammar with functions. Rule: tools first; when the model answers in text
         // instead of calling one, that text is discarded and the answer is generated again under the response
@@ -154,16 +144,13 @@ export function createLocalModelUpstream(o: LocalModelUpstreamOptions): ModelUps
       if (call) toolCalls.push({ id: `call_${generateId()}`, type: 'function', function: call });
       else content = res.response;
     } else {
-      for (const [i, fc] of (res.functionCalls ?? []).entries()) {
-        const streamed = calls.get(i);
-        toolCalls.push({ id: streamed?.id ?? `call_${generateId()}`, type: 'function', function: { name: fc.functionName, arguments: JSON.stringify(fc.params ?? {}) } });
+      for (const fc of res.functionCalls ?? []) {
+        toolCalls.push({ id: `call_${generateId()}`, type: 'function', function: { name: fc.functionName, arguments: JSON.stringify(stripNulls(fc.params ?? {})) } });
       }
     }
-    if (p.forced && emit) {
-      for (const [index, tc] of toolCalls.entries()) {
-        emit({ type: 'tool-call-start', index, id: tc.id, name: tc.function.name });
-        emit({ type: 'tool-call-args', index, text: tc.function.arguments });
-      }
+    for (const [index, tc] of emit ? toolCalls.entries() : []) {
+      emit!({ type: 'tool-call-start', index, id: tc.id, name: tc.function.name });
+      emit!({ type: 'tool-call-args', index, text: tc.function.arguments });
     }
 
     const meterAfter = sequence.tokenMeter.getState();
@@ -223,7 +210,7 @@ function parseForcedCall(text: string): { name: string; arguments: string } | un
   try {
     const v = JSON.parse(text) as { name?: unknown; arguments?: unknown };
     if (typeof v.name !== 'string') return undefined;
-    return { name: v.name, arguments: JSON.stringify(v.arguments ?? {}) };
+    return { name: v.name, arguments: JSON.stringify(stripNulls(v.arguments ?? {})) };
   } catch {
     return undefined;
   }

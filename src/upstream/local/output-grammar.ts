@@ -2,6 +2,7 @@
 // Grammars are compiled once per distinct schema and kept (tool schemas repeat on every request).
 import type { Llama, LlamaGrammar } from 'node-llama-cpp';
 import type { FunctionTool, ResponseFormat, ToolChoice } from '../model-upstream.ts';
+import { optionalAsNull } from './optional-as-null.ts';
 import { localRequestError } from './to-llama-history.ts';
 
 export interface GrammarCache {
@@ -25,7 +26,7 @@ const ANY_OBJECT = { type: 'object' } as const;
 function callSchema(t: FunctionTool): Record<string, unknown> {
   return {
     type: 'object',
-    properties: { name: { const: t.function.name }, arguments: t.function.parameters ?? ANY_OBJECT },
+    properties: { name: { const: t.function.name }, arguments: optionalAsNull(t.function.parameters ?? ANY_OBJECT) },
     required: ['name', 'arguments'],
     additionalProperties: false,
   };
