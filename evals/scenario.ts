@@ -34,7 +34,6 @@ export const ExpectedAnswerSchema = z.discriminatedUnion('kind', [
   /** Action-only scenarios: any answer (including none) is fine. */
   z.object({ kind: z.literal('any') }),
 ]);
-export type ExpectedAnswer = z.infer<typeof ExpectedAnswerSchema>;
 
 export const TrajectorySpecSchema = z.object({
   requiredTools: z.array(z.string()).default([]),
@@ -45,7 +44,6 @@ export type TrajectorySpec = z.infer<typeof TrajectorySpecSchema>;
 
 /** What the reference solver must do: a named recipe and its parameters (see solvers/reference-recipes.ts). */
 export const RecipeSchema = z.object({ kind: z.string().min(1), params: z.record(z.string(), z.unknown()).default({}) });
-export type Recipe = z.infer<typeof RecipeSchema>;
 
 export const ScenarioSchema = z.object({
   id: z.string().min(1),

@@ -36,15 +36,6 @@ export function toolTraceFromFhirAgent(ext: unknown): ToolTraceEntry[] {
   });
 }
 
-/** Model steps the gateway ran inside one HTTP call, when it says. */
-export function stepsFromFhirAgent(ext: unknown): number | undefined {
-  if (!ext || typeof ext !== 'object') return undefined;
-  const e = ext as Loose;
-  if (typeof e.steps === 'number') return e.steps;
-  if (Array.isArray(e.steps)) return e.steps.length;
-  return undefined;
-}
-
 /**
  * One metric per upstream step the gateway ran (its `fhir_agent.steps[]` carry usage and finish_reason), so
  * gateway and client-tools runs count steps and finish reasons alike. Latency is the step's `duration_ms`.

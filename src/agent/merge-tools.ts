@@ -2,8 +2,6 @@ import type { FunctionTool } from '../upstream/model-upstream.ts';
 
 export interface MergedTools {
   tools: FunctionTool[];
-  /** Names the gateway offers and executes itself. */
-  serverToolNames: ReadonlySet<string>;
   /**
    * Names the client declared: only calls to these go back to the client. A call to any other name (a hallucinated
    * tool, or a write tool while writes are off) runs server-side, where it fails as a `role: tool` message the
@@ -21,7 +19,6 @@ export function mergeTools(clientTools: FunctionTool[] | undefined, serverTools:
   const server = serverTools.filter((t) => !clientNames.has(t.function.name));
   return {
     tools: [...(clientTools ?? []), ...server],
-    serverToolNames: new Set(server.map((t) => t.function.name)),
     clientToolNames: clientNames,
   };
 }

@@ -1,7 +1,6 @@
 // The one network primitive the upstream needs. The default uses an undici Agent (keep-alive, no fetch overhead);
-// tests and embedders may inject any fetch instead.
+// tests and embedders may inject their own `HttpPost` instead.
 import { Agent, type Dispatcher } from 'undici';
-import { abortAfter } from './abort-after.ts';
 import type { AbortSource } from './model-upstream.ts';
 
 export interface HttpResponse {
@@ -82,24 +81,5 @@ export function undiciPost(agent = new Agent({ keepAliveTimeout: 30_000, connect
       bodyTimeout: init.timeoutMs,
     });
     return new UndiciResponse(res);
-  };
-}
-
-export function fetchPost(f: typeof fetch): HttpPost {
-  return async (url, init) => {
-    // fetch has no header/body timeouts of its own; this one covers the whole exchange.
-    const parent = init.signal instanceof AbortSignal ? init.signal : init.signal?.signal;
-    const timeout = abortAfter(init.timeoutMs, parent);
-    const res = await f(url, { method: 'POST', headers: init.headers, body: init.body, signal: timeout.signal }).catch((err) => {
-      timeout.dispose();
-      throw timeout.timedOut() ? timeout.signal.reason : err;
-    });
-    const body = res.body;
-    return {
-      status: res.status,
-      header: (name) => res.headers.get(name) ?? undefined,
-      body: body ? (body as unknown as AsyncIterable<Uint8Array>) : (async function* () {})(),
-      text: () => res.text(),
-    };
   };
 }

@@ -17,7 +17,6 @@ export const BundleEntrySchema = z.looseObject({
   resource: ResourceSchema.optional(),
   request: BundleRequestSchema.optional(),
 });
-export type BundleEntryInput = z.infer<typeof BundleEntrySchema>;
 
 export const BundleFileSchema = z.looseObject({
   resourceType: z.literal('Bundle'),

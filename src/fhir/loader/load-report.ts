@@ -43,5 +43,3 @@ export interface LoadOptions {
   onError?: (error: LoadError) => void;
   signal?: AbortSignal;
 }
-
-export type LoadFhirFiles = (options: LoadOptions) => Promise<LoadReport>;
