@@ -23,7 +23,7 @@ export async function startServer(env: Record<string, string | undefined>): Prom
   const deps = await createGatewayDeps(config, logger);
   if (!deps.upstream) {
     logger.info(
-      'no model connected: set UPSTREAM_BASE_URL, e.g. UPSTREAM_BASE_URL=http://127.0.0.1:11434/v1 UPSTREAM_MODEL=qwen3:8b (Ollama) or http://127.0.0.1:8000/v1 (vLLM); chat requests answer 503 until then',
+      'no model connected: set UPSTREAM_BASE_URL, e.g. UPSTREAM_BASE_URL=http://127.0.0.1:11434/v1 UPSTREAM_MODEL=qwen3:8b (Ollama) or http://127.0.0.1:8000/v1 (vLLM), or LOCAL_MODEL=<file.gguf> to run a model in process; chat requests answer 503 until then',
     );
   }
   const app = await buildApp({ config, upstream: deps.upstream, logger, plugins: deps.plugins });

@@ -22,7 +22,7 @@ export interface ChatRouteOptions {
 }
 
 const notConfigured = () =>
-  new ApiError(503, 'No model is connected: set UPSTREAM_BASE_URL (e.g. http://127.0.0.1:11434/v1 for Ollama) and restart.', {
+  new ApiError(503, 'No model is connected: set UPSTREAM_BASE_URL (e.g. http://127.0.0.1:11434/v1 for Ollama), or LOCAL_MODEL to run a GGUF model in process, and restart.', {
     param: 'UPSTREAM_BASE_URL',
     code: 'upstream_not_configured',
   });
