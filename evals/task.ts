@@ -1,7 +1,7 @@
 // The eval contract (inspect-ai shape): Task = dataset + solver + scorers. Types only, no implementation imports.
 import type { Resource } from '@medplum/fhirtypes';
 import type { FhirClient } from '../src/fhir/fhir-client.ts';
-import type { ChatMessage } from '../src/upstream/model-upstream.ts';
+import type { ChatMessage } from '../src/openai/chat-request.ts';
 import type { Scenario } from './scenario.ts';
 
 export type CallFinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter' | 'error';

@@ -10,7 +10,8 @@ import { createScriptedUpstream, toolCall, usage, type ScriptedStep, type Script
 import { buildApp } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';
 import { createGatewayDeps } from '../src/gateway-deps.ts';
-import type { ChatMessage, ChatParams, FunctionTool, ModelUpstream, UpstreamDelta } from '../src/upstream/model-upstream.ts';
+import type { ChatParams, ModelUpstream, UpstreamDelta } from '../src/upstream/model-upstream.ts';
+import type { ChatMessage, FunctionTool } from '../src/openai/chat-request.ts';
 import { applyToolMode } from '../src/upstream/prompted-tools/apply-tool-mode.ts';
 import { parseToolCallBlock } from '../src/upstream/prompted-tools/parse-tool-call-block.ts';
 import { createPromptedToolsUpstream } from '../src/upstream/prompted-tools/prompted-tools-upstream.ts';

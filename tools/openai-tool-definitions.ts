@@ -1,5 +1,5 @@
 // Tool definitions in OpenAI's function-calling format, generated from the zod input schemas.
-import type { FunctionTool } from '../src/upstream/model-upstream.ts';
+import type { FunctionTool } from '../src/openai/chat-request.ts';
 import { portableJsonSchema } from './portable-json-schema.ts';
 import { toolRegistry } from './tool-registry.ts';
 import type { ToolDefinition } from './tool.ts';

@@ -2,7 +2,7 @@
 // - 'client-tools': the endpoint is a plain upstream; the harness runs the FHIR tools itself via executeTool.
 // - 'gateway': the endpoint is our gateway; it runs the tools server-side and reports them in `fhir_agent`.
 // Both modes offer a client-side `finish` tool for the answer; a FINISH([...]) text is accepted as well.
-import type { ChatMessage, FunctionTool } from '../../src/upstream/model-upstream.ts';
+import type { ChatMessage, FunctionTool } from '../../src/openai/chat-request.ts';
 import type { ToolContext, ToolResult } from '../../tools/tool.ts';
 import type { ModelCallMetric, Solver, SolverOutput, ToolTraceEntry } from '../task.ts';
 import { parseAnswerText, parseFinishArguments, type ParsedAnswer } from '../parse-answer.ts';

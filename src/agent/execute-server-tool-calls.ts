@@ -1,6 +1,6 @@
 import type { FhirClient, FhirRequestTrace } from '../fhir/fhir-client.ts';
 import type { ToolResult } from '../../tools/tool.ts';
-import type { ToolCall } from '../upstream/model-upstream.ts';
+import type { ToolCall } from '../openai/chat-request.ts';
 import type { AuditToolCall, ExecuteToolFn } from './agent-audit.ts';
 
 export interface ExecutedToolCall {

@@ -1,4 +1,4 @@
-import type { ChatMessage, ToolCall } from '../upstream/model-upstream.ts';
+import type { ChatMessage, ToolCall } from '../openai/chat-request.ts';
 import type { ExecutedToolCall } from './execute-server-tool-calls.ts';
 import type { ToolResultCache } from './tool-result-cache.ts';
 

@@ -1,4 +1,4 @@
-import type { FunctionTool } from '../upstream/model-upstream.ts';
+import type { FunctionTool } from '../openai/chat-request.ts';
 
 export interface MergedTools {
   tools: FunctionTool[];

@@ -1,4 +1,4 @@
-import type { ToolCall } from '../upstream/model-upstream.ts';
+import type { ToolCall } from '../openai/chat-request.ts';
 
 export interface PartitionedToolCalls {
   server: ToolCall[];

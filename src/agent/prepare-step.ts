@@ -1,4 +1,5 @@
-import type { ChatMessage, ChatParams, FunctionTool, ToolChoice } from '../upstream/model-upstream.ts';
+import type { ChatParams } from '../upstream/model-upstream.ts';
+import type { ChatMessage, FunctionTool, ToolChoice } from '../openai/chat-request.ts';
 
 /**
  * Reasoning of the loop's own intermediate steps must go back upstream (DeepSeek and GLM reject a tool turn

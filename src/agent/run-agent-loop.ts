@@ -1,12 +1,6 @@
 import type { FhirClient } from '../fhir/fhir-client.ts';
-import type {
-  ChatMessage,
-  ChatParams,
-  FunctionTool,
-  ToolCall,
-  UpstreamCompletion,
-  Usage,
-} from '../upstream/model-upstream.ts';
+import type { ChatParams, UpstreamCompletion, Usage } from '../upstream/model-upstream.ts';
+import type { ChatMessage, FunctionTool, ToolCall } from '../openai/chat-request.ts';
 import type { AgentAudit, AgentLimits, AgentStreamEvent, AuditStep, ExecuteToolFn, StopReason } from './agent-audit.ts';
 import { createDeadline } from './deadline.ts';
 import { executeServerToolCalls, type ExecutedToolCall } from './execute-server-tool-calls.ts';

@@ -1,4 +1,5 @@
-import type { FinishReason, ModelUpstream, ToolCall, UpstreamDelta, Usage } from '../upstream/model-upstream.ts';
+import type { FinishReason, ModelUpstream, UpstreamDelta, Usage } from '../upstream/model-upstream.ts';
+import type { ToolCall } from '../openai/chat-request.ts';
 import type { StepRunner } from './run-agent-loop.ts';
 
 /** Between the reasoning (or content) of two steps, so the client's joined text stays readable. */

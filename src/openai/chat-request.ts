@@ -1,5 +1,6 @@
-// The chat-completions request as it arrives on the wire. Unknown top-level fields are tolerated (SDKs add new
-// ones all the time); known fields are strictly typed so a wrong type gets a 400 naming the field.
+// The chat-completions request as it arrives on the wire, and the one source of the OpenAI message and tool
+// types (inferred from these schemas) that the gateway passes on. Unknown top-level fields are tolerated (SDKs add
+// new ones all the time); known fields are strictly typed so a wrong type gets a 400 naming the field.
 import { z } from 'zod';
 
 export const MAX_TOKENS_CAP = 32768;
@@ -10,6 +11,7 @@ const imagePart = z.object({
   image_url: z.object({ url: z.string().min(1), detail: z.enum(['auto', 'low', 'high']).optional() }),
 });
 const contentPart = z.discriminatedUnion('type', [textPart, imagePart]);
+export type ContentPart = z.infer<typeof contentPart>;
 const content = z.union([z.string(), z.array(contentPart)]);
 
 const toolCall = z.object({
@@ -17,6 +19,7 @@ const toolCall = z.object({
   type: z.literal('function'),
   function: z.object({ name: z.string().min(1), arguments: z.string() }),
 });
+export type ToolCall = z.infer<typeof toolCall>;
 
 const message = z.discriminatedUnion('role', [
   z.object({ role: z.enum(['system', 'developer']), content, name: z.string().optional() }),
@@ -30,6 +33,15 @@ const message = z.discriminatedUnion('role', [
   }),
   z.object({ role: z.literal('tool'), content, tool_call_id: z.string().min(1) }),
 ]);
+/** OpenAI chat message, plus `reasoning_content` on assistant turns (sent back upstream only with thinking.keep = "all"). */
+export type ChatMessage = z.infer<typeof message>;
+
+/** `strict: null` means the same as no `strict`, so it is dropped here rather than forwarded upstream. */
+const strictFlag = z
+  .boolean()
+  .nullish()
+  .transform((v) => v ?? undefined)
+  .optional();
 
 const functionTool = z.object({
   type: z.literal('function'),
@@ -37,14 +49,16 @@ const functionTool = z.object({
     name: z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, 'must be 1-64 letters, digits, _ or -'),
     description: z.string().optional(),
     parameters: z.record(z.string(), z.unknown()).optional(),
-    strict: z.boolean().nullish(),
+    strict: strictFlag,
   }),
 });
+export type FunctionTool = z.infer<typeof functionTool>;
 
 const toolChoice = z.union([
   z.enum(['auto', 'none', 'required']),
   z.object({ type: z.literal('function'), function: z.object({ name: z.string().min(1) }) }),
 ]);
+export type ToolChoice = z.infer<typeof toolChoice>;
 
 const responseFormat = z.discriminatedUnion('type', [
   z.object({ type: z.literal('text') }),
@@ -55,10 +69,11 @@ const responseFormat = z.discriminatedUnion('type', [
       name: z.string().min(1),
       description: z.string().optional(),
       schema: z.record(z.string(), z.unknown()).optional(),
-      strict: z.boolean().nullish(),
+      strict: strictFlag,
     }),
   }),
 ]);
+export type ResponseFormat = z.infer<typeof responseFormat>;
 
 const positiveTokens = z.number().int().min(1).max(Number.MAX_SAFE_INTEGER);
 

@@ -1,6 +1,6 @@
 // Wire request → validated, defaulted ChatParams. Every rejection names the offending field in `param`.
 import type { z } from 'zod';
-import type { ChatMessage, ChatParams } from '../upstream/model-upstream.ts';
+import type { ChatParams } from '../upstream/model-upstream.ts';
 import { ApiError, invalidRequest } from './api-error.ts';
 import { chatRequestSchema, MAX_TOKENS_CAP, type ChatRequest } from './chat-request.ts';
 import { validateImageUrl } from './validate-image-url.ts';
@@ -64,7 +64,7 @@ export function toChatParams(req: ChatRequest, o: { modelId: string; imageMaxByt
   checkMessages(req.messages, o.imageMaxBytes);
   const requested = req.max_completion_tokens ?? req.max_tokens ?? MAX_TOKENS_CAP;
   const params: ChatParams = {
-    messages: req.messages as ChatMessage[],
+    messages: req.messages,
     maxTokens: Math.min(requested, MAX_TOKENS_CAP),
     temperature: req.temperature ?? 1,
     thinking: { type: req.thinking?.type ?? 'enabled', keep: req.thinking?.keep ?? null },
@@ -72,9 +72,9 @@ export function toChatParams(req: ChatRequest, o: { modelId: string; imageMaxByt
   if (req.top_p != null) params.topP = req.top_p;
   if (req.stop != null) params.stop = req.stop;
   if (req.seed != null) params.seed = req.seed;
-  if (req.tools?.length) params.tools = req.tools.map((t) => ({ type: 'function', function: { ...t.function, strict: t.function.strict ?? undefined } }));
+  if (req.tools?.length) params.tools = req.tools;
   if (req.tool_choice != null) params.toolChoice = req.tool_choice;
-  if (req.response_format != null) params.responseFormat = req.response_format as ChatParams['responseFormat'];
+  if (req.response_format != null) params.responseFormat = req.response_format;
   if (req.server_tools != null) params.serverTools = req.server_tools;
   return params;
 }

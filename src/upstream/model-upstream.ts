@@ -1,5 +1,11 @@
 // The model-backend contract. Types only: no implementation is imported here.
 // The HTTP route and the agent loop talk to a model only through `ModelUpstream`.
+// The OpenAI message and tool types it carries are the wire schemas' own (src/openai/chat-request.ts).
+import type { ChatMessage, FunctionTool, ResponseFormat, ToolCall, ToolChoice } from '../openai/chat-request.ts';
+
+// Only for src/upstream/local/**, which still imports the wire types from here; everything else imports them from
+// src/openai/chat-request.ts. Drop this line once those imports move.
+export type { ChatMessage, ContentPart, FunctionTool, ResponseFormat, ToolCall, ToolChoice } from '../openai/chat-request.ts';
 
 export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter';
 
@@ -14,41 +20,6 @@ export type UpstreamFlavour =
   | 'openai' // api.openai.com itself
   | 'openai-compatible' // any other server, and the default when detection is unsure
   | 'local'; // in process (node-llama-cpp): no HTTP dialect at all
-
-export interface ToolCall {
-  id: string;
-  type: 'function';
-  function: { name: string; arguments: string };
-}
-
-export type ContentPart =
-  | { type: 'text'; text: string }
-  | { type: 'image_url'; image_url: { url: string; detail?: 'auto' | 'low' | 'high' } };
-
-/** OpenAI chat message, plus `reasoning_content` on assistant turns (sent back upstream only with thinking.keep = "all"). */
-export type ChatMessage =
-  | { role: 'system' | 'developer'; content: string | ContentPart[]; name?: string }
-  | { role: 'user'; content: string | ContentPart[]; name?: string }
-  | {
-      role: 'assistant';
-      content: string | ContentPart[] | null;
-      reasoning_content?: string | null;
-      tool_calls?: ToolCall[];
-      name?: string;
-    }
-  | { role: 'tool'; content: string | ContentPart[]; tool_call_id: string };
-
-export interface FunctionTool {
-  type: 'function';
-  function: { name: string; description?: string; parameters?: Record<string, unknown>; strict?: boolean };
-}
-
-export type ToolChoice = 'auto' | 'none' | 'required' | { type: 'function'; function: { name: string } };
-
-export type ResponseFormat =
-  | { type: 'text' }
-  | { type: 'json_object' }
-  | { type: 'json_schema'; json_schema: { name: string; schema?: Record<string, unknown>; strict?: boolean; description?: string } };
 
 export interface Thinking {
   type: 'enabled' | 'disabled';

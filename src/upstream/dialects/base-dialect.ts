@@ -1,6 +1,7 @@
 // What every dialect does unless it says otherwise: OpenAI's request body with `max_tokens`, OpenAI's usage
 // block, and errors that name only the status. A dialect module spreads `baseDialect` and overrides its quirks.
-import type { ChatMessage, Usage } from '../model-upstream.ts';
+import type { Usage } from '../model-upstream.ts';
+import type { ChatMessage } from '../../openai/chat-request.ts';
 import { UpstreamError } from '../upstream-error.ts';
 import type { WireUsage } from '../upstream-wire.ts';
 import type { DialectErrorReply, DialectRequest, UpstreamDialect } from './upstream-dialect.ts';

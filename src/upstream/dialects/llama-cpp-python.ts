@@ -6,7 +6,7 @@
 // - streams carry one token per chunk;
 // - failures in its handler (grammar, tool-call parsing) are 500s with `{"error":{"message",
 //   "type":"internal_server_error"}}` or a plain-text body, which is the only clue the client gets.
-import type { ResponseFormat } from '../model-upstream.ts';
+import type { ResponseFormat } from '../../openai/chat-request.ts';
 import { baseDialect, openAiRequestBody, statusError } from './base-dialect.ts';
 import type { UpstreamDialect } from './upstream-dialect.ts';
 

@@ -1,6 +1,6 @@
 // The tool section of the system prompt in the Hermes format, worded as Qwen2.5/Qwen3's chat template words it
 // (the same block many open models were trained on), so a server that ignores `tools` still shows them.
-import type { FunctionTool, ToolChoice } from '../model-upstream.ts';
+import type { FunctionTool, ToolChoice } from '../../openai/chat-request.ts';
 import { toPythonJson } from './to-python-json.ts';
 
 export interface RenderToolPromptOptions {

@@ -1,7 +1,7 @@
 // History for a server that knows nothing of tools, as Qwen's chat template renders it: an assistant turn's calls
 // become `<tool_call>` blocks in its text, and a run of `role: tool` messages becomes one user message of
 // `<tool_response>` blocks. The tool prompt, if any, joins the leading system message or becomes one.
-import type { ChatMessage, ContentPart, ToolCall } from '../model-upstream.ts';
+import type { ChatMessage, ContentPart, ToolCall } from '../../openai/chat-request.ts';
 import { toPythonJson } from './to-python-json.ts';
 
 export interface ToPromptedMessagesOptions {
@@ -62,7 +62,7 @@ export function renderToolCall(call: ToolCall): string {
   return `<tool_call>\n{"name": ${JSON.stringify(call.function.name)}, "arguments": ${args}}\n</tool_call>`;
 }
 
-function textOf(content: string | ContentPart[] | null): string {
+function textOf(content: string | ContentPart[] | null | undefined): string {
   if (content == null || typeof content === 'string') return content ?? '';
   return content.map((p) => (p.type === 'text' ? p.text : '')).join('');
 }
