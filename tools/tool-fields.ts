@@ -3,8 +3,8 @@
 // (grammar converters choke on them, see tools/portable-json-schema.ts): they read its message instead, so each
 // `.regex()` message states the rule.
 import { z } from 'zod';
+import { FHIR_ID, FHIR_ID_PATTERN } from '../src/fhir/fhir-id.ts';
 
-const FHIR_ID = /^[A-Za-z0-9\-.]{1,64}$/;
 const FHIR_DATE = /^\d{4}(-\d{2}(-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})?)?)?)?$/;
 const FHIR_DATETIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
 
@@ -36,7 +36,7 @@ export const idField = () => z.string().regex(FHIR_ID, 'must be a FHIR id: lette
 export const patientField = () =>
   z
     .string()
-    .regex(/^(Patient\/)?[A-Za-z0-9\-.]{1,64}$/, 'must be a Patient id (letters, digits, "-" or ".", at most 64) or "Patient/<id>"')
+    .regex(new RegExp(`^(Patient/)?${FHIR_ID_PATTERN}$`), 'must be a Patient id (letters, digits, "-" or ".", at most 64) or "Patient/<id>"')
     .describe('The patient, e.g. "S1000001" or "Patient/S1000001"');
 
 /** Bare id from "Patient/<id>" or "<id>". */

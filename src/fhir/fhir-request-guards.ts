@@ -2,9 +2,9 @@
 // search values go through URLSearchParams so `&`, `=` or `#` inside a value stay inside that value.
 import { badRequest } from '@medplum/core';
 import { FhirError, type SearchParams } from './fhir-client.ts';
+import { FHIR_ID } from './fhir-id.ts';
 
 const RESOURCE_TYPE = /^[A-Za-z]+$/;
-const RESOURCE_ID = /^[A-Za-z0-9\-.]{1,64}$/;
 const PARAM_NAME = /^[A-Za-z_][A-Za-z0-9_\-.:]*$/;
 
 function refuse(message: string): FhirError {
@@ -18,7 +18,7 @@ export function assertResourceType(resourceType: unknown): asserts resourceType 
 }
 
 export function assertResourceId(id: unknown): asserts id is string {
-  if (typeof id !== 'string' || !RESOURCE_ID.test(id)) throw refuse(`Invalid resource id: ${JSON.stringify(id)}`);
+  if (typeof id !== 'string' || !FHIR_ID.test(id)) throw refuse(`Invalid resource id: ${JSON.stringify(id)}`);
 }
 
 /** Encodes search values; arrays repeat the parameter (FHIR AND semantics); undefined values are dropped. */

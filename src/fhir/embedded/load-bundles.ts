@@ -2,6 +2,7 @@
 // resolves urn:uuid/fullUrl references within each bundle, honours ifNoneExist and DELETE entries, and
 // resolves conditional references (`Organization?identifier=x|y`) once everything is in.
 import type { Bundle, BundleEntry, Resource } from '@medplum/fhirtypes';
+import { FHIR_ID } from '../fhir-id.ts';
 import { deepFreeze } from './deep-freeze.ts';
 import { executeSearch } from './execute-search.ts';
 import { parseSearchQuery } from './parse-search-query.ts';
@@ -15,7 +16,6 @@ export interface LoadBundlesOptions {
 
 type Stored = Resource & { id: string };
 
-const ID = /^[A-Za-z0-9\-.]{1,64}$/;
 const CONDITIONAL = /^([A-Z][A-Za-z]+)\?(.+)$/;
 
 function searchOne(store: ResourceStore, resourceType: string, query: string): Stored | undefined {
@@ -32,7 +32,7 @@ function idFrom(entry: BundleEntry, resourceType: string, generateId: () => stri
   if (entry.request?.method === 'PUT' && put?.[1] === resourceType) return put[2];
   const full = entry.fullUrl ?? '';
   const tail = full.startsWith('urn:uuid:') ? full.slice(9) : /\/([A-Z][A-Za-z]+)\/([^/]+)$/.exec(full)?.[2];
-  return tail && ID.test(tail) ? tail : generateId();
+  return tail && FHIR_ID.test(tail) ? tail : generateId();
 }
 
 /** Copies `value` (freezing the copy) with local references rewritten; notes conditional ones. */

@@ -3,6 +3,7 @@
 // stored resource object (stored resources are never mutated, so the cache cannot go stale).
 import { evalFhirPathTyped, getSearchParameter, parseFhirPath, toTypedValue, type TypedValue } from '@medplum/core';
 import type { Resource, SearchParameter } from '@medplum/fhirtypes';
+import { FHIR_ID_PATTERN } from '../fhir-id.ts';
 
 type FhirPathAtom = ReturnType<typeof parseFhirPath>;
 
@@ -48,8 +49,10 @@ export function searchValues(resource: Resource, param: SearchParameter): TypedV
   return values;
 }
 
+const REFERENCE = new RegExp(`(?:^|/)([A-Z][A-Za-z]+/${FHIR_ID_PATTERN})(?:/_history/[^/]+)?$`);
+
 /** `Patient/1` from `Patient/1`, `http://host/fhir/Patient/1` or `Patient/1/_history/2`. */
 export function normalizeReference(reference: string): string {
-  const m = /(?:^|\/)([A-Z][A-Za-z]+\/[A-Za-z0-9\-.]{1,64})(?:\/_history\/[^/]+)?$/.exec(reference);
+  const m = REFERENCE.exec(reference);
   return m ? m[1] : reference;
 }

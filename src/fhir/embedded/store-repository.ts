@@ -4,6 +4,7 @@
 import { OperationOutcomeError, badRequest, formatSearchQuery, isResourceType, notFound, preconditionFailed, validateResource, type SearchRequest, type WithId } from '@medplum/core';
 import { FhirRepository, type ReadHistoryOptions, type RepositoryMode } from '@medplum/fhir-router';
 import type { Bundle, Reference, Resource } from '@medplum/fhirtypes';
+import { FHIR_ID } from '../fhir-id.ts';
 import { executeSearch } from './execute-search.ts';
 import { parseSearchQuery, type SearchLimits } from './parse-search-query.ts';
 import type { ResourceStore } from './resource-store.ts';
@@ -17,8 +18,6 @@ export interface StoreRepositoryOptions {
 }
 
 type Stored = Resource & { id: string };
-
-const ID = /^[A-Za-z0-9\-.]{1,64}$/;
 
 export function isKnownResourceType(resourceType: string): boolean {
   return /^[A-Z][A-Za-z]+$/.test(resourceType) && Boolean(isResourceType(resourceType));
@@ -43,7 +42,7 @@ export class StoreRepository extends FhirRepository<undefined> {
 
   /** Validates, stamps meta, freezes and stores; returns the stored object. */
   private write(resource: Resource, id: string): Stored {
-    if (!ID.test(id)) throw new OperationOutcomeError(badRequest(`Invalid id '${id}'`, `${resource.resourceType}.id`));
+    if (!FHIR_ID.test(id)) throw new OperationOutcomeError(badRequest(`Invalid id '${id}'`, `${resource.resourceType}.id`));
     const candidate = { ...structuredClone(resource), id } as Stored;
     if (candidate.meta) {
       delete candidate.meta.versionId;
