@@ -17,7 +17,7 @@ describe('/fhir on the gateway', () => {
     const anonymous = await get('/Patient?_count=1', null);
     expect(anonymous.status).toBe(401);
     // FHIR clients get an OperationOutcome, not the OpenAI envelope.
-    expect(await anonymous.json()).toMatchObject({ resourceType: 'OperationOutcome', issue: [{ severity: 'error', code: 'login' }] });
+    expect(await anonymous.json()).toMatchObject({ resourceType: 'OperationOutcome', issue: [{ severity: 'error', code: 'login', diagnostics: expect.stringContaining('API key') }] });
     expect((await get('/Patient?_count=1', 'sk-wrong-key')).status).toBe(401);
     const ok = await get('/Patient?_count=1');
     expect(ok.status).toBe(200);

@@ -1,8 +1,8 @@
 // FhirClient over HTTP, built on @medplum/core's MedplumClient configured for a plain FHIR server.
 // MedplumClient does the requests and OperationOutcome parsing; retries, timeouts, paging and tracing are ours
 // because we need them per call (caller's signal, Retry-After, one trace per exchange).
-import { ClientStorage, MedplumClient, MemoryStorage, OperationOutcomeError, getStatus, operationOutcomeToString, type MedplumRequestOptions } from '@medplum/core';
-import type { Bundle, OperationOutcome, Resource, ResourceType } from '@medplum/fhirtypes';
+import { ClientStorage, MedplumClient, MemoryStorage, OperationOutcomeError, badRequest, getStatus, operationOutcomeToString, serverError, type MedplumRequestOptions } from '@medplum/core';
+import type { Bundle, Resource, ResourceType } from '@medplum/fhirtypes';
 import pRetry from 'p-retry';
 import {
   FhirError,
@@ -45,12 +45,9 @@ interface Attempt {
 
 const MAX_PAGES = 1000;
 
-function outcome(code: 'exception' | 'transient' | 'invalid', diagnostics: string): OperationOutcome {
-  return { resourceType: 'OperationOutcome', issue: [{ severity: 'error', code, diagnostics }] };
-}
-
-function badGateway(message: string): FhirError {
-  return new FhirError(message, 502, outcome('exception', message));
+/** The server answered with something unusable, or not at all: a 502 whose outcome names the cause. */
+function badGateway(message: string, cause: Error = new Error(message)): FhirError {
+  return new FhirError(message, 502, serverError(cause));
 }
 
 function isResourceOf(value: unknown, resourceType: string): value is Resource {
@@ -152,8 +149,8 @@ export function createMedplumFhirClient(opts: MedplumFhirClientOptions): FhirCli
       );
     } catch (err) {
       if (isNetworkFailure(err)) {
-        const reason = String((err as Error).cause ?? (err as Error).message);
-        throw new FhirError(`FHIR server unreachable: ${reason}`, 502, outcome('transient', reason));
+        const cause = (err as Error).cause ?? err;
+        throw badGateway(`FHIR server unreachable: ${String(cause)}`, cause instanceof Error ? cause : new Error(String(cause)));
       }
       throw err;
     }
@@ -225,7 +222,7 @@ export function createMedplumFhirClient(opts: MedplumFhirClientOptions): FhirCli
 
   async function executeBatch(bundle: Bundle, options?: FhirCallOptions): Promise<Bundle> {
     if (bundle?.resourceType !== 'Bundle' || (bundle.type !== 'batch' && bundle.type !== 'transaction')) {
-      throw new FhirError('executeBatch needs a batch or transaction Bundle', 400, outcome('invalid', 'Bundle.type must be batch or transaction'));
+      throw new FhirError('executeBatch needs a batch or transaction Bundle', 400, badRequest('Bundle.type must be batch or transaction', 'Bundle.type'));
     }
     // Batches are retried like reads: callers make their entries idempotent (conditional or PUT by stable id).
     const { value } = await exchange((o) => medplum.executeBatch(bundle, o), options, true);

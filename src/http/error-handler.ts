@@ -1,6 +1,8 @@
 // One error handler for the whole app: everything leaves in the OpenAI envelope, fastify's own errors included,
 // and 5xx responses never carry internal details.
+import { badRequest, forbidden, tooManyRequests, unauthorized } from '@medplum/core';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { withDiagnostics } from '../fhir/with-diagnostics.ts';
 import { ApiError, internalError } from '../openai/api-error.ts';
 import { UpstreamError } from '../upstream/upstream-error.ts';
 
@@ -82,10 +84,10 @@ export function sendRejection(req: FastifyRequest, reply: FastifyReply, err: Api
     sendApiError(reply, err);
     return;
   }
-  const code = err.status === 401 ? 'login' : err.status === 429 ? 'throttled' : 'processing';
+  const outcome = err.status === 401 ? unauthorized : err.status === 403 ? forbidden : err.status === 429 ? tooManyRequests : badRequest(err.message);
   void reply
     .code(err.status)
     .headers(err.headers)
     .type('application/fhir+json; charset=utf-8')
-    .send({ resourceType: 'OperationOutcome', issue: [{ severity: 'error', code, diagnostics: err.message }] });
+    .send(withDiagnostics(outcome, err.message));
 }

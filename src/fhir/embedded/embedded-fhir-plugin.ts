@@ -1,17 +1,13 @@
 // Mounts an EmbeddedFhirServer on fastify (register with a prefix, e.g. '/fhir'). Links in responses point at
 // the origin the client used (Host header) plus the prefix, so a plain HTTP client can follow `next`.
+import { badRequest, serverError, unauthorized } from '@medplum/core';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
-import type { OperationOutcome } from '@medplum/fhirtypes';
 import type { EmbeddedFhirServer } from './embedded-fhir-server.ts';
 
 export interface EmbeddedFhirPluginOptions {
   server: EmbeddedFhirServer;
   /** Return false to answer 401 (before the body is read). */
   authorize?: (req: FastifyRequest) => boolean;
-}
-
-function outcome(code: string, diagnostics: string): OperationOutcome {
-  return { resourceType: 'OperationOutcome', issue: [{ severity: 'error', code: code as 'invalid', diagnostics }] };
 }
 
 const FHIR_JSON = 'application/fhir+json; charset=utf-8';
@@ -35,13 +31,13 @@ export const embeddedFhirPlugin: FastifyPluginAsync<EmbeddedFhirPluginOptions> =
 
   app.setErrorHandler((error: Error & { statusCode?: number }, _req, reply) => {
     const status = error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
-    const message = status < 500 ? error.message : 'Internal error in the embedded FHIR server';
-    return reply.code(status).type(FHIR_JSON).send(outcome(status === 415 ? 'not-supported' : status < 500 ? 'invalid' : 'exception', message));
+    const outcome = status < 500 ? badRequest(error.message) : serverError(new Error('Internal error in the embedded FHIR server'));
+    return reply.code(status).type(FHIR_JSON).send(outcome);
   });
 
   if (authorize) {
     app.addHook('onRequest', async (req, reply) => {
-      if (!authorize(req)) return reply.code(401).type(FHIR_JSON).send(outcome('login', 'Unauthorized'));
+      if (!authorize(req)) return reply.code(401).type(FHIR_JSON).send(unauthorized);
     });
   }
 

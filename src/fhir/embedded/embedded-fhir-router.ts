@@ -2,7 +2,8 @@
 // HTTP) means batch and transaction entries get the same validated search and the same update semantics.
 import { OperationOutcomeError, allOk, badRequest, created, notFound } from '@medplum/core';
 import { FhirRouter, type FhirRequest, type FhirRouteHandler } from '@medplum/fhir-router';
-import type { OperationOutcome, Resource } from '@medplum/fhirtypes';
+import type { Resource } from '@medplum/fhirtypes';
+import { withDiagnostics } from '../with-diagnostics.ts';
 import { executeSearch } from './execute-search.ts';
 import { parseSearchQuery, type SearchLimits } from './parse-search-query.ts';
 import { isKnownResourceType, type StoreRepository } from './store-repository.ts';
@@ -13,11 +14,7 @@ export interface EmbeddedRequestConfig {
   baseUrl: string;
 }
 
-const noChange: OperationOutcome = {
-  resourceType: 'OperationOutcome',
-  id: 'ok',
-  issue: [{ severity: 'information', code: 'informational', details: { text: 'No changes detected' }, diagnostics: 'No changes detected; version kept' }],
-};
+const noChange = withDiagnostics(allOk, 'No changes detected; version kept');
 
 function queryPairs(query: FhirRequest['query'] | string | undefined): Array<[string, string]> {
   if (typeof query === 'string') return [...new URLSearchParams(query)];
