@@ -10,6 +10,7 @@ import { markdownReport } from './report/markdown-report.ts';
 import { loadRun } from './report/merge-logs.ts';
 import { MedAgentBenchTaskFileSchema } from './medagentbench/task-file.ts';
 import { synthesizeMabTasks } from './medagentbench/synthesize-tasks.ts';
+import { writeBuiltinSuite } from './suites/generate-builtin-suite.ts';
 
 const USAGE = `usage:
   eval run [builtin | <suite.jsonl|.yaml> | --tasks <medagentbench.json>] [--solver reference|model|replay]
@@ -77,7 +78,6 @@ async function main(argv: string[]): Promise<number> {
       return EXIT.ok;
     }
     case 'generate-builtin': {
-      const { writeBuiltinSuite } = await import('./suites/generate-builtin-suite.ts');
       const n = await writeBuiltinSuite();
       process.stdout.write(`wrote ${n} scenarios\n`);
       return EXIT.ok;

@@ -1,4 +1,5 @@
 // Bad input and upstream trouble: every answer is the OpenAI envelope with the right status, never a crash or a 500.
+import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, type RunningGateway } from './support/gateway-harness.ts';
 import { completionReply, streamReply } from './support/upstream-replies.ts';
@@ -42,7 +43,6 @@ describe('auth, models and routes', () => {
     const wrong = await post(valid(), { authorization: 'Bearer sk-wrong' });
     expect(wrong.status).toBe(401);
     expectEnvelope(wrong.json, { code: 'invalid_api_key' });
-    const OpenAI = (await import('openai')).default;
     const bad = new OpenAI({ baseURL: `${gw.baseUrl}/v1`, apiKey: 'nope', maxRetries: 0 });
     await expect(bad.models.list()).rejects.toBeInstanceOf(OpenAI.AuthenticationError);
   });

@@ -13,17 +13,12 @@ import { defaultScorers } from '../evals/default-scorers.ts';
 import { defineTask, type Solver } from '../evals/task.ts';
 import type { Scenario } from '../evals/scenario.ts';
 import { summarize } from '../evals/metrics.ts';
-import { missingDeps } from '../evals/testing/missing-deps.ts';
-
-const missing = missingDeps('built-in suite', ['embedded', 'client', 'fixtures', 'builtinSuite']);
-const fixtures = () => import('../fixtures/synthetic-ehr.ts');
+import { EHR_NOW, loadSyntheticEhrBundles } from '../fixtures/synthetic-ehr.ts';
 
 let scenarios: Scenario[];
 let environment: FhirEnvironment;
 
 beforeAll(async () => {
-  if (missing.length) return;
-  const { loadSyntheticEhrBundles } = await fixtures();
   scenarios = (await loadDataset(BUILTIN_SUITE)).scenarios;
   ({ environment } = await createEnvironment({ bundles: loadSyntheticEhrBundles }));
 });
@@ -31,9 +26,8 @@ afterAll(async () => {
   await environment?.close();
 });
 
-describe.skipIf(missing.length > 0)('built-in suite', () => {
+describe('built-in suite', () => {
   it('is committed exactly as the generator makes it, with ≥300 scenarios in ≥10 categories mixing queries and actions', async () => {
-    const { loadSyntheticEhrBundles, EHR_NOW } = await fixtures();
     const regenerated = serializeSuite(generateBuiltinSuite(await loadSyntheticEhrBundles(), EHR_NOW));
     expect(await readFile(BUILTIN_SUITE, 'utf8')).toBe(regenerated);
     expect(scenarios.length).toBeGreaterThanOrEqual(300);

@@ -2,7 +2,6 @@
 // same scripted upstream with client-side tools: both pass and log the same shape.
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { missingDeps } from '../evals/testing/missing-deps.ts';
 import { readMedAgentBenchTasks, medAgentBenchToScenario, type MedAgentBenchTask } from '../evals/medagentbench/task-file.ts';
 import { generateMabEhr } from '../evals/medagentbench/generate-ehr.ts';
 import { computeMabExpectation } from '../evals/medagentbench/expectation.ts';
@@ -12,8 +11,13 @@ import { modelSolver } from '../evals/solvers/model-solver.ts';
 import { defaultScorers } from '../evals/default-scorers.ts';
 import { defineTask } from '../evals/task.ts';
 import type { SampleRecord } from '../evals/eval-log.ts';
+import { createEmbeddedFhirServer } from '../src/fhir/embedded/embedded-fhir-server.ts';
+import { createMedplumFhirClient } from '../src/fhir/medplum-fhir-client.ts';
+import { openAiToolDefinitions, executeTool } from '../tools/index.ts';
+import { startFakeUpstream } from './support/fake-upstream.ts';
+import { startGateway } from './support/gateway-harness.ts';
+import { completionReply } from './support/upstream-replies.ts';
 
-const missing = missingDeps('gateway end to end', ['gateway', 'embedded', 'client', 'tools', 'fakeUpstream', 'fixtures']);
 const IDS = ['task1_1', 'task2_1', 'task4_1', 'task7_1', 'task3_1'];
 
 let tasks: MedAgentBenchTask[];
@@ -22,7 +26,7 @@ let makeClient: ClientFactory;
 const answers = new Map<string, unknown[]>();
 
 /** The scripted model: step 1 calls the right FHIR tool for the task, step 2 calls `finish` with the right answer. */
-function scriptedModel(replies: any) {
+function scriptedModel() {
   return (req: { body: { messages: Array<{ role: string; content: unknown }> } }) => {
     const user = String(req.body.messages.find((m) => m.role === 'user')?.content ?? '');
     const task = tasks.find((t) => user.includes(t.instruction.trim().slice(0, 40)))!;
@@ -35,9 +39,9 @@ function scriptedModel(replies: any) {
         : cat === 'task2' ? { name: 'read_resource', arguments: JSON.stringify({ resourceType: 'Patient', id: mrn }) }
         : cat === 'task3' ? { name: 'record_observation', arguments: JSON.stringify({ patient: mrn, category: 'vital-signs', code: { code: 'BP' }, value_string: '118/77 mmHg', effective_date_time: '2023-11-13T10:15:00+00:00' }) }
         : { name: 'search_observations', arguments: JSON.stringify({ patient: mrn, code: cat === 'task4' ? 'MG' : 'GLU' }) };
-      return replies.completionReply({ toolCalls: [{ id: `call-${task.id}-1`, ...call }], finishReason: 'tool_calls', usage: { prompt_tokens: 200, completion_tokens: 20, total_tokens: 220 } });
+      return completionReply({ toolCalls: [{ id: `call-${task.id}-1`, ...call }], finishReason: 'tool_calls', usage: { prompt_tokens: 200, completion_tokens: 20, total_tokens: 220 } });
     }
-    return replies.completionReply({
+    return completionReply({
       toolCalls: [{ id: `call-${task.id}-2`, name: 'finish', arguments: JSON.stringify({ answer: answers.get(task.id) ?? [] }) }],
       finishReason: 'tool_calls',
       usage: { prompt_tokens: 400, completion_tokens: 10, total_tokens: 410 },
@@ -46,9 +50,6 @@ function scriptedModel(replies: any) {
 }
 
 beforeAll(async () => {
-  if (missing.length) return;
-  const { startGateway } = await import('./support/gateway-harness.ts');
-  const { createMedplumFhirClient } = await import('../src/fhir/medplum-fhir-client.ts');
   makeClient = (o) => createMedplumFhirClient({ baseUrl: o.baseUrl, fetch: o.fetch, headers: o.headers });
   tasks = (await readMedAgentBenchTasks(path.resolve('../shared/data/medagentbench/sample_tasks.json'))).filter((t) => IDS.includes(t.id));
   gw = await startGateway({ env: { FHIR_WRITE_TOOLS: 'true', SERVER_TOOLS: 'true' } });
@@ -67,12 +68,11 @@ function shape(s: SampleRecord) {
   return { id: s.id, passed: s.passed, tools: s.toolTrace.map((t: any) => t.name), steps: s.metrics.steps, writes: s.writes.map((w: any) => w.resourceType) };
 }
 
-describe.skipIf(missing.length > 0)('eval through the gateway and client-side', () => {
+describe('eval through the gateway and client-side', () => {
   let viaGateway: SampleRecord[];
 
   it('gateway mode: server-side tools, answers via the finish tool, writes found and cleaned up', async () => {
-    const replies = await import('./support/upstream-replies.ts');
-    gw.fake.setHandler(scriptedModel(replies));
+    gw.fake.setHandler(scriptedModel());
     const environment = cleanupEnvironment({ baseUrl: 'http://embedded.local/fhir', fetch: gw.fhirServer.fetch, makeClient, description: 'gateway store' });
     const solver = modelSolver({ baseUrl: `${gw.baseUrl}/v1`, apiKey: gw.apiKey, model: gw.model, mode: 'gateway', retries: 0 });
     viaGateway = await runEval({
@@ -92,15 +92,11 @@ describe.skipIf(missing.length > 0)('eval through the gateway and client-side', 
   });
 
   it('client-tools mode against the same scripted model gives the same log shape', async () => {
-    const { startFakeUpstream } = await import('./support/fake-upstream.ts');
-    const replies = await import('./support/upstream-replies.ts');
-    const tools = await import('../tools/index.ts');
-    const { createEmbeddedFhirServer } = await import('../src/fhir/embedded/embedded-fhir-server.ts');
     const store = await createEmbeddedFhirServer();
     await store.loadBundles(generateMabEhr(tasks));
-    const fake = await startFakeUpstream({ handler: scriptedModel(replies) as never });
+    const fake = await startFakeUpstream({ handler: scriptedModel() as never });
     try {
-      const solver = modelSolver({ baseUrl: fake.baseUrl, model: 'm', mode: 'client-tools', tools: { definitions: tools.openAiToolDefinitions, execute: tools.executeTool }, retries: 0 });
+      const solver = modelSolver({ baseUrl: fake.baseUrl, model: 'm', mode: 'client-tools', tools: { definitions: openAiToolDefinitions, execute: executeTool }, retries: 0 });
       const direct = await runEval({ task: defineTask({ name: 'direct', dataset: tasks.map(medAgentBenchToScenario), solver, scorers: defaultScorers() }), environment: forkEnvironment(store, makeClient), concurrency: 2 });
       expect(direct.filter((s) => !s.passed).map((s) => `${s.id}: ${s.error ?? JSON.stringify(s.scores)}`)).toEqual([]);
       const byId = (l: SampleRecord[]) => l.map(shape).sort((a, b) => a.id.localeCompare(b.id));

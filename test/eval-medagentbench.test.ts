@@ -15,9 +15,6 @@ import { referenceSolver } from '../evals/solvers/reference-solver.ts';
 import { defaultScorers } from '../evals/default-scorers.ts';
 import { defineTask, type Solver } from '../evals/task.ts';
 import { readEvalLog } from '../evals/eval-log.ts';
-import { missingDeps } from '../evals/testing/missing-deps.ts';
-
-const missing = missingDeps('MedAgentBench', ['embedded', 'client']);
 
 const SAMPLES = path.resolve('../shared/data/medagentbench/sample_tasks.json');
 const run = promisify(execFile);
@@ -30,7 +27,7 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-describe.skipIf(missing.length > 0)('MedAgentBench', () => {
+describe('MedAgentBench', () => {
   it('`eval run --tasks <file> --solver reference` runs the ten samples and ends with the pass-rate line', async () => {
     const log = path.join(dir, 'samples.jsonl');
     const { stdout } = await run('npx', ['tsx', 'evals/cli.ts', 'run', '--tasks', SAMPLES, '--solver', 'reference', '--log', log, '--quiet'], { timeout: 60_000 });

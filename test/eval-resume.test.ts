@@ -4,21 +4,16 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { FakeUpstream } from './support/fake-upstream.ts';
+import { startFakeUpstream, type FakeUpstream } from './support/fake-upstream.ts';
 import { readMedAgentBenchTasks } from '../evals/medagentbench/task-file.ts';
 import { synthesizeMabTasks } from '../evals/medagentbench/synthesize-tasks.ts';
 import { readEvalLog } from '../evals/eval-log.ts';
-import { missingDeps } from '../evals/testing/missing-deps.ts';
-
-const missing = missingDeps('resume after kill -9', ['embedded', 'client', 'tools', 'fakeUpstream']);
 
 const TOTAL = 60;
 let dir: string;
 let fake: FakeUpstream;
 
 beforeAll(async () => {
-  if (missing.length) return;
-  const { startFakeUpstream } = await import('./support/fake-upstream.ts');
   dir = await mkdtemp(path.join(tmpdir(), 'eval-resume-'));
   const tasks = synthesizeMabTasks(await readMedAgentBenchTasks(path.resolve('../shared/data/medagentbench/sample_tasks.json')), 6);
   await writeFile(path.join(dir, 'tasks.json'), JSON.stringify(tasks));
@@ -53,7 +48,7 @@ async function sampleLines(log: string): Promise<number> {
   }
 }
 
-describe.skipIf(missing.length > 0)('resume after kill -9', () => {
+describe('resume after kill -9', () => {
   it('loses nothing and duplicates nothing', async () => {
     const log = path.join(dir, 'run.jsonl');
     const first = startRun(log, false);

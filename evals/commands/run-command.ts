@@ -17,6 +17,8 @@ import { defineTask, type Solver } from '../task.ts';
 import { modelSolver } from '../solvers/model-solver.ts';
 import { referenceSolver } from '../solvers/reference-solver.ts';
 import { replaySolver } from '../solvers/replay-solver.ts';
+import { loadSyntheticEhrBundles } from '../../fixtures/synthetic-ehr.ts';
+import { executeTool, openAiToolDefinitions } from '../../tools/index.ts';
 
 export const BUILTIN_SUITE = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'suites', 'builtin.jsonl');
 
@@ -52,7 +54,7 @@ export async function runCommand(args: RunArgs, io: RunIo): Promise<number> {
     headers,
     loadEhr: args.loadEhr,
     bundles: async () =>
-      dataset.medagentbench ? generateMabEhr(dataset.medagentbench) : (await import('../../fixtures/synthetic-ehr.ts')).loadSyntheticEhrBundles(),
+      dataset.medagentbench ? generateMabEhr(dataset.medagentbench) : loadSyntheticEhrBundles(),
   });
 
   const logPath = args.log ?? path.join('.eval-runs', `${new Date().toISOString().replace(/[:.]/g, '-')}-${task.name}.jsonl`);
@@ -140,7 +142,6 @@ async function makeSolver(args: RunArgs, io: RunIo): Promise<Solver> {
   const baseUrl = args.baseUrl ?? io.env.UPSTREAM_BASE_URL;
   const model = args.model ?? io.env.UPSTREAM_MODEL;
   if (!baseUrl || !model) throw new UsageError('--solver model needs --base-url and --model');
-  const tools = args.mode === 'client-tools' ? await import('../../tools/index.ts') : undefined;
   return modelSolver({
     baseUrl,
     model,
@@ -149,7 +150,7 @@ async function makeSolver(args: RunArgs, io: RunIo): Promise<Solver> {
     fetch: io.fetch,
     temperature: args.temperature,
     maxTokens: args.maxTokens,
-    tools: tools ? { definitions: tools.openAiToolDefinitions, execute: tools.executeTool } : undefined,
+    tools: args.mode === 'client-tools' ? { definitions: openAiToolDefinitions, execute: executeTool } : undefined,
   });
 }
 

@@ -1,7 +1,9 @@
 // Chooses the FHIR backend for a run: an external server (FHIR_BASE_URL, e.g. HAPI or the MedAgentBench image)
 // with per-scenario cleanup, or the embedded store loaded with the dataset's EHR and forked per scenario.
 import type { Bundle } from '@medplum/fhirtypes';
+import { createEmbeddedFhirServer } from '../../src/fhir/embedded/embedded-fhir-server.ts';
 import type { FhirClient } from '../../src/fhir/fhir-client.ts';
+import { createMedplumFhirClient } from '../../src/fhir/medplum-fhir-client.ts';
 import { cleanupEnvironment, forkEnvironment, type ClientFactory, type FhirEnvironment } from './fhir-environment.ts';
 
 export interface EnvironmentSpec {
@@ -22,7 +24,6 @@ export interface CreatedEnvironment {
 }
 
 export async function createEnvironment(spec: EnvironmentSpec): Promise<CreatedEnvironment> {
-  const { createMedplumFhirClient } = await import('../../src/fhir/medplum-fhir-client.ts');
   const makeClient: ClientFactory = (o) => createMedplumFhirClient({ baseUrl: o.baseUrl, fetch: o.fetch, headers: o.headers, maxResults: 100_000 });
   if (spec.fhirBaseUrl) {
     if (spec.loadEhr) await uploadBundles(makeClient({ baseUrl: spec.fhirBaseUrl, headers: spec.headers }), await spec.bundles());
@@ -30,7 +31,6 @@ export async function createEnvironment(spec: EnvironmentSpec): Promise<CreatedE
       environment: cleanupEnvironment({ baseUrl: spec.fhirBaseUrl, headers: spec.headers, makeClient, description: `external ${spec.fhirBaseUrl}, writes deleted after each scenario` }),
     };
   }
-  const { createEmbeddedFhirServer } = await import('../../src/fhir/embedded/embedded-fhir-server.ts');
   const server = await createEmbeddedFhirServer({ baseUrl: 'http://embedded.local/fhir' });
   await server.loadBundles(await spec.bundles());
   const environment = spec.shared

@@ -4,6 +4,7 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Bundle } from '@medplum/fhirtypes';
+import { EHR_NOW, loadSyntheticEhrBundles } from '../../fixtures/synthetic-ehr.ts';
 import { ScenarioSchema, type Scenario } from '../scenario.ts';
 import { seededRandom } from '../hash.ts';
 import { indexEhr } from './ehr-index.ts';
@@ -38,7 +39,6 @@ export function serializeSuite(scenarios: Scenario[]): string {
 }
 
 export async function writeBuiltinSuite(target = BUILTIN_SUITE_PATH): Promise<number> {
-  const { loadSyntheticEhrBundles, EHR_NOW } = await import('../../fixtures/synthetic-ehr.ts');
   const scenarios = generateBuiltinSuite(await loadSyntheticEhrBundles(), EHR_NOW);
   await writeFile(target, serializeSuite(scenarios));
   return scenarios.length;

@@ -1,5 +1,5 @@
 // The loader contract suite, run against every FHIR backend (embedded always; HAPI when a Docker engine exists).
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import type { Resource } from '@medplum/fhirtypes';
@@ -106,7 +106,7 @@ export function describeLoaderContract(backendName: string, setup: LoaderBackend
       const bad = join(dir, 'bad');
       const id = (name: string) => seededUuid(`${backendName}:bad:${name}`);
       await rm(bad, { recursive: true, force: true });
-      await import('node:fs/promises').then((fs) => fs.mkdir(bad, { recursive: true }));
+      await mkdir(bad, { recursive: true });
       const good = { resourceType: 'Bundle', type: 'collection', entry: [
         { fullUrl: `http://example.org/fhir/Patient/${id('good-patient')}`, resource: { resourceType: 'Patient', id: id('good-patient'), gender: 'male' } },
         { fullUrl: `urn:uuid:${id('good-obs')}`, resource: { resourceType: 'Observation', status: 'final', code: { text: 'pulse' }, subject: { reference: `http://example.org/fhir/Patient/${id('good-patient')}` } } },
