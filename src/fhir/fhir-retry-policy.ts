@@ -1,4 +1,4 @@
-// Which failed FHIR exchanges are worth repeating, and how long the server asked us to wait.
+// Which failed FHIR exchanges are worth repeating, and the longest wait a server may ask for.
 import { FhirError } from './fhir-client.ts';
 
 /** Longest Retry-After we will sleep through; a server asking for more is treated as a final answer. */
@@ -24,13 +24,4 @@ export function isRetryableFailure(err: unknown, idempotent: boolean): boolean {
 function connectionRefused(err: unknown): boolean {
   const cause = (err as { cause?: { code?: string } }).cause;
   return cause?.code === 'ECONNREFUSED';
-}
-
-/** Retry-After as milliseconds: delta-seconds or an HTTP date. */
-export function parseRetryAfter(header: string | null | undefined, nowMs: number): number | undefined {
-  if (!header) return undefined;
-  const trimmed = header.trim();
-  if (/^\d+$/.test(trimmed)) return Number(trimmed) * 1000;
-  const at = Date.parse(trimmed);
-  return Number.isNaN(at) ? undefined : Math.max(0, at - nowMs);
 }

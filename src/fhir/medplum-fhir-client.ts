@@ -15,7 +15,8 @@ import {
   type SearchParams,
 } from './fhir-client.ts';
 import { assertResourceId, assertResourceType, encodeSearchParams } from './fhir-request-guards.ts';
-import { MAX_RETRY_AFTER_MS, isNetworkFailure, isRetryableFailure, parseRetryAfter } from './fhir-retry-policy.ts';
+import { parseRetryAfter } from '../shared/parse-retry-after.ts';
+import { MAX_RETRY_AFTER_MS, isNetworkFailure, isRetryableFailure } from './fhir-retry-policy.ts';
 
 export interface MedplumFhirClientOptions {
   /** The FHIR base, e.g. `http://localhost:8080/fhir`. */

@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pRetry from 'p-retry';
 import { dialectFor, type DialectName } from './dialects/index.ts';
+import { parseRetryAfter } from '../shared/parse-retry-after.ts';
 import { isTimeoutError, undiciPost, type HttpPost, type HttpResponse } from './http-post.ts';
 import { signalOf, type AbortSource, type CallOptions, type ChatParams, type ModelUpstream, type UpstreamCompletion, type UpstreamDelta } from './model-upstream.ts';
 import { normaliseStream } from './normalise-stream.ts';
@@ -27,14 +28,6 @@ export interface OpenAiCompatibleUpstreamOptions {
   generateId?: () => string;
 }
 
-export function parseRetryAfter(value: string | undefined, now = Date.now()): number | undefined {
-  if (!value) return undefined;
-  const seconds = Number(value);
-  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
-  const date = Date.parse(value);
-  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
-}
-
 export function createOpenAiCompatibleUpstream(o: OpenAiCompatibleUpstreamOptions): ModelUpstream {
   const dialect = dialectFor(o.flavour);
   const url = `${o.baseUrl.replace(/\/+$/, '')}/chat/completions`;
@@ -54,7 +47,7 @@ export function createOpenAiCompatibleUpstream(o: OpenAiCompatibleUpstreamOption
     }
     if (res.status >= 200 && res.status < 300) return res;
     const text = await res.text().catch(() => '');
-    throw dialect.mapError({ status: res.status, body: text, retryAfterMs: parseRetryAfter(res.header('retry-after')) });
+    throw dialect.mapError({ status: res.status, body: text, retryAfterMs: parseRetryAfter(res.header('retry-after'), Date.now()) });
   }
 
   const retryable = (err: unknown) => err instanceof UpstreamError && err.isRetryable;
