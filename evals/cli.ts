@@ -8,6 +8,7 @@ import { compareRuns } from './report/compare-runs.ts';
 import { htmlReport } from './report/html-report.ts';
 import { markdownReport } from './report/markdown-report.ts';
 import { loadRun } from './report/merge-logs.ts';
+import { mabSeedTasks } from './medagentbench/seed-tasks.ts';
 import { MedAgentBenchTaskFileSchema } from './medagentbench/task-file.ts';
 import { synthesizeMabTasks } from './medagentbench/synthesize-tasks.ts';
 import { writeBuiltinSuite } from './suites/generate-builtin-suite.ts';
@@ -20,7 +21,8 @@ const USAGE = `usage:
            [--max-tokens N] [--judge-base-url URL --judge-model M] [--quiet]
   eval report LOG... [--out PREFIX]        writes PREFIX.md and PREFIX.html (default: first log's name)
   eval compare A.jsonl B.jsonl            Markdown side by side on stdout
-  eval medagentbench-synth --from SAMPLES.json --out FILE.json [--per-category 30]
+  eval medagentbench-synth --out FILE.json [--from SAMPLES.json] [--per-category 30]
+                                          widens task files (default: the project's own ten seed tasks)
   eval generate-builtin                   regenerates evals/suites/builtin.jsonl from the fixtures`;
 
 async function main(argv: string[]): Promise<number> {
@@ -70,8 +72,8 @@ async function main(argv: string[]): Promise<number> {
     }
     case 'medagentbench-synth': {
       const { values } = parseArgs({ args: rest, options: { from: { type: 'string' }, out: { type: 'string' }, 'per-category': { type: 'string' } } });
-      if (!values.from || !values.out) throw new UsageError('medagentbench-synth needs --from and --out');
-      const samples = MedAgentBenchTaskFileSchema.parse(JSON.parse(await readFile(values.from, 'utf8')));
+      if (!values.out) throw new UsageError('medagentbench-synth needs --out');
+      const samples = values.from ? MedAgentBenchTaskFileSchema.parse(JSON.parse(await readFile(values.from, 'utf8'))) : mabSeedTasks();
       const tasks = synthesizeMabTasks(samples, Number(values['per-category'] ?? 30));
       await writeFile(values.out, `${JSON.stringify(tasks, null, 1)}\n`);
       process.stdout.write(`wrote ${tasks.length} tasks to ${values.out}\n`);

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mabSeedTasks } from '../evals/medagentbench/seed-tasks.ts';
 
 const exec = promisify(execFile);
 const cli = (...args: string[]) =>
@@ -30,11 +31,18 @@ describe('eval CLI', () => {
     expect(bad.stderr).toMatch(/--shard: shard i\/n needs/);
   });
 
-  it('widens the samples, then reports merged logs', async () => {
+  it('widens the seed tasks (or a given file), then reports merged logs', async () => {
     const out = path.join(dir, 'tasks.json');
-    const synth = await cli('medagentbench-synth', '--from', path.resolve('../shared/data/medagentbench/sample_tasks.json'), '--out', out, '--per-category', '5');
+    const synth = await cli('medagentbench-synth', '--out', out, '--per-category', '5');
     expect(synth.code).toBe(0);
-    expect(JSON.parse(await readFile(out, 'utf8'))).toHaveLength(50);
+    const widened = JSON.parse(await readFile(out, 'utf8'));
+    expect(widened).toHaveLength(50);
+    expect(widened.slice(0, 5).map((t: { id: string }) => t.id)).toEqual(['task1_1', 'task1_2', 'task1_3', 'task1_4', 'task1_5']);
+    // --from reads a task file instead (e.g. MedAgentBench's own samples); the seed written out widens the same.
+    await writeFile(path.join(dir, 'seed.json'), JSON.stringify(mabSeedTasks()));
+    const fromFile = await cli('medagentbench-synth', '--from', path.join(dir, 'seed.json'), '--out', path.join(dir, 'again.json'), '--per-category', '5');
+    expect(fromFile.code).toBe(0);
+    expect(JSON.parse(await readFile(path.join(dir, 'again.json'), 'utf8'))).toEqual(widened);
 
     const sample = (id: string, passed: boolean) => ({
       type: 'sample', id, epoch: 1, category: id.split('_')[0], passed, scores: { medagentbench: { value: passed ? 1 : 0, answer: '[]', explanation: 'x' } },

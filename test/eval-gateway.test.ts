@@ -1,8 +1,9 @@
 // Through the gateway with a scripted upstream (server-side tools, `fhir_agent` trail) and directly against the
 // same scripted upstream with client-side tools: both pass and log the same shape.
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readMedAgentBenchTasks, medAgentBenchToScenario, type MedAgentBenchTask } from '../evals/medagentbench/task-file.ts';
+import { medAgentBenchToScenario, type MedAgentBenchTask } from '../evals/medagentbench/task-file.ts';
+import { mabSeedTasks } from '../evals/medagentbench/seed-tasks.ts';
+import { parseNameAndDob } from '../evals/medagentbench/task-text.ts';
 import { generateMabEhr } from '../evals/medagentbench/generate-ehr.ts';
 import { computeMabExpectation } from '../evals/medagentbench/expectation.ts';
 import { cleanupEnvironment, forkEnvironment, type ClientFactory } from '../evals/environment/fhir-environment.ts';
@@ -25,6 +26,11 @@ let gw: any;
 let makeClient: ClientFactory;
 const answers = new Map<string, unknown[]>();
 
+function findArgs(task: MedAgentBenchTask) {
+  const who = parseNameAndDob(task.instruction)!;
+  return { given: who.given, family: who.family, birthdate: who.birthDate };
+}
+
 /** The scripted model: step 1 calls the right FHIR tool for the task, step 2 calls `finish` with the right answer. */
 function scriptedModel() {
   return (req: { body: { messages: Array<{ role: string; content: unknown }> } }) => {
@@ -35,7 +41,7 @@ function scriptedModel() {
     if (!called) {
       const cat = task.id.split('_')[0];
       const call =
-        cat === 'task1' ? { name: 'find_patients', arguments: JSON.stringify({ given: 'Peter', family: 'Stafford', birthdate: '1932-12-29' }) }
+        cat === 'task1' ? { name: 'find_patients', arguments: JSON.stringify(findArgs(task)) }
         : cat === 'task2' ? { name: 'read_resource', arguments: JSON.stringify({ resourceType: 'Patient', id: mrn }) }
         : cat === 'task3' ? { name: 'record_observation', arguments: JSON.stringify({ patient: mrn, category: 'vital-signs', code: { code: 'BP' }, value_string: '118/77 mmHg', effective_date_time: '2023-11-13T10:15:00+00:00' }) }
         : { name: 'search_observations', arguments: JSON.stringify({ patient: mrn, code: cat === 'task4' ? 'MG' : 'GLU' }) };
@@ -51,7 +57,7 @@ function scriptedModel() {
 
 beforeAll(async () => {
   makeClient = (o) => createMedplumFhirClient({ baseUrl: o.baseUrl, fetch: o.fetch, headers: o.headers });
-  tasks = (await readMedAgentBenchTasks(path.resolve('../shared/data/medagentbench/sample_tasks.json'))).filter((t) => IDS.includes(t.id));
+  tasks = mabSeedTasks().filter((t) => IDS.includes(t.id));
   gw = await startGateway({ env: { FHIR_WRITE_TOOLS: 'true', SERVER_TOOLS: 'true' } });
   await gw.fhirServer.loadBundles(generateMabEhr(tasks));
   const fhir = makeClient({ baseUrl: 'http://embedded.local/fhir', fetch: gw.fhirServer.fetch });
@@ -87,7 +93,7 @@ describe('eval through the gateway and client-side', () => {
     expect(viaGateway.find((s) => s.id === 'task3_1')!.writes).toHaveLength(1);
     // Cleanup: the BP observation written through the gateway is gone again.
     const fhir = makeClient({ baseUrl: 'http://embedded.local/fhir', fetch: gw.fhirServer.fetch });
-    const left = await fhir.searchResources('Observation', { patient: 'S2380121', code: 'BP' });
+    const left = await fhir.searchResources('Observation', { patient: tasks.find((t) => t.id === 'task3_1')!.eval_MRN, code: 'BP' });
     expect(left.resources.filter((o: any) => o.valueString === '118/77 mmHg' && o.effectiveDateTime?.startsWith('2023-11-13T10:15'))).toHaveLength(0);
   });
 

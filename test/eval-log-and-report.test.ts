@@ -11,6 +11,7 @@ import { htmlReport } from '../evals/report/html-report.ts';
 import { compareRuns } from '../evals/report/compare-runs.ts';
 import { ProgressBar } from '../evals/progress-bar.ts';
 import { KeyedLock } from '../evals/environment/keyed-lock.ts';
+import { mabSeedTasks } from '../evals/medagentbench/seed-tasks.ts';
 
 let dir: string;
 beforeAll(async () => {
@@ -71,7 +72,8 @@ describe('datasets', () => {
     await expect(loadDataset(path.join(dir, 'dup.jsonl'))).rejects.toBeInstanceOf(DatasetError);
   });
   it('loads a MedAgentBench task file', async () => {
-    const d = await loadDataset(path.resolve('../shared/data/medagentbench/sample_tasks.json'));
+    await writeFile(path.join(dir, 'mab.json'), JSON.stringify(mabSeedTasks()));
+    const d = await loadDataset(path.join(dir, 'mab.json'));
     expect(d.kind).toBe('medagentbench');
     expect(d.scenarios.map((s) => s.category)).toEqual(Array.from({ length: 10 }, (_, i) => `task${i + 1}`));
     expect(d.scenarios[0].context.now).toBe('2023-11-13T10:15:00+00:00');

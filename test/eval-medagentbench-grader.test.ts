@@ -1,10 +1,10 @@
 // The MedAgentBench grading rules as units, over an in-memory FhirClient mock holding the generated EHR:
 // right, wrong and malformed answers and writes, category by category.
-import path from 'node:path';
 import type { Resource } from '@medplum/fhirtypes';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { FhirClient } from '../src/fhir/fhir-client.ts';
-import { readMedAgentBenchTasks, medAgentBenchToScenario, type MedAgentBenchTask } from '../evals/medagentbench/task-file.ts';
+import { medAgentBenchToScenario, type MedAgentBenchTask } from '../evals/medagentbench/task-file.ts';
+import { mabSeedTasks } from '../evals/medagentbench/seed-tasks.ts';
 import { caseOf, generateMabEhr } from '../evals/medagentbench/generate-ehr.ts';
 import { synthesizeMabTasks } from '../evals/medagentbench/synthesize-tasks.ts';
 import { computeMabExpectation } from '../evals/medagentbench/expectation.ts';
@@ -57,7 +57,7 @@ async function referenceWrites(task: MedAgentBenchTask): Promise<Resource[]> {
 }
 
 beforeAll(async () => {
-  tasks = synthesizeMabTasks(await readMedAgentBenchTasks(path.resolve('../shared/data/medagentbench/sample_tasks.json')), 30);
+  tasks = synthesizeMabTasks(mabSeedTasks(), 30);
   fhir = mockFhir(generateMabEhr(tasks)[0].entry!.map((e) => e.resource!));
 });
 

@@ -1,4 +1,4 @@
-// MedAgentBench: the ten public samples through the real CLI (stable interface and last line), and a 300-task
+// MedAgentBench: the project's ten seed tasks (one per category) through the real CLI (stable interface and last line), and a 300-task
 // synthetic file in-process with the reference solver (100%) and a wrong solver (graded as the refsol does).
 import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -6,7 +6,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readMedAgentBenchTasks, medAgentBenchToScenario } from '../evals/medagentbench/task-file.ts';
+import { medAgentBenchToScenario } from '../evals/medagentbench/task-file.ts';
+import { mabSeedTasks } from '../evals/medagentbench/seed-tasks.ts';
 import { caseOf, generateMabEhr } from '../evals/medagentbench/generate-ehr.ts';
 import { synthesizeMabTasks } from '../evals/medagentbench/synthesize-tasks.ts';
 import { createEnvironment } from '../evals/environment/create-environment.ts';
@@ -16,19 +17,21 @@ import { defaultScorers } from '../evals/default-scorers.ts';
 import { defineTask, type Solver } from '../evals/task.ts';
 import { readEvalLog } from '../evals/eval-log.ts';
 
-const SAMPLES = path.resolve('../shared/data/medagentbench/sample_tasks.json');
+let SAMPLES: string;
 const run = promisify(execFile);
 let dir: string;
 
 beforeAll(async () => {
   dir = await mkdtemp(path.join(tmpdir(), 'mab-'));
+  SAMPLES = path.join(dir, 'seed-tasks.json');
+  await writeFile(SAMPLES, JSON.stringify(mabSeedTasks()));
 });
 afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
 describe('MedAgentBench', () => {
-  it('`eval run --tasks <file> --solver reference` runs the ten samples and ends with the pass-rate line', async () => {
+  it('`eval run --tasks <file> --solver reference` runs the ten seed tasks and ends with the pass-rate line', async () => {
     const log = path.join(dir, 'samples.jsonl');
     const { stdout } = await run('npx', ['tsx', 'evals/cli.ts', 'run', '--tasks', SAMPLES, '--solver', 'reference', '--log', log, '--quiet'], { timeout: 60_000 });
     expect(stdout.trim().split('\n').at(-1)).toBe('pass rate: 100% (10/10)');
@@ -38,7 +41,7 @@ describe('MedAgentBench', () => {
     expect(parsed.footer?.status).toBe('success');
     const t3 = parsed.samples.find((s) => s.id === 'task3_1')!;
     expect(t3.writes).toHaveLength(1);
-    expect(t3.writes[0]).toMatchObject({ resourceType: 'Observation', valueString: '118/77 mmHg', subject: { reference: 'Patient/S2380121' } });
+    expect(t3.writes[0]).toMatchObject({ resourceType: 'Observation', valueString: '118/77 mmHg', subject: { reference: `Patient/${mabSeedTasks()[2].eval_MRN}` } });
 
     // Replay re-scores the log without a model; tampered answers fail and --min-pass-rate gates the exit code.
     const tampered = path.join(dir, 'tampered.jsonl');
@@ -54,7 +57,7 @@ describe('MedAgentBench', () => {
   });
 
   it('a 300-task synthetic file: the reference solver scores 100%, with every case represented', async () => {
-    const tasks = synthesizeMabTasks(await readMedAgentBenchTasks(SAMPLES), 30);
+    const tasks = synthesizeMabTasks(mabSeedTasks(), 30);
     expect(tasks).toHaveLength(300);
     const cases = new Set(tasks.map((t) => `${t.id.split('_')[0]}:${caseOf(t)}`));
     for (const c of ['task4:fresh', 'task4:stale', 'task4:none', 'task5:mild', 'task5:moderate', 'task5:severe', 'task5:normal', 'task5:none', 'task9:low', 'task9:normal', 'task10:stale', 'task10:fresh', 'task10:none']) {
@@ -76,7 +79,7 @@ describe('MedAgentBench', () => {
   });
 
   it('a write in a query task fails it', async () => {
-    const tasks = await readMedAgentBenchTasks(SAMPLES);
+    const tasks = mabSeedTasks();
     const { environment } = await createEnvironment({ bundles: async () => generateMabEhr(tasks) });
     const ref = referenceSolver();
     const writer: Solver = {

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeUpstream, type FakeUpstream } from './support/fake-upstream.ts';
-import { readMedAgentBenchTasks } from '../evals/medagentbench/task-file.ts';
+import { mabSeedTasks } from '../evals/medagentbench/seed-tasks.ts';
 import { synthesizeMabTasks } from '../evals/medagentbench/synthesize-tasks.ts';
 import { readEvalLog } from '../evals/eval-log.ts';
 
@@ -15,7 +15,7 @@ let fake: FakeUpstream;
 
 beforeAll(async () => {
   dir = await mkdtemp(path.join(tmpdir(), 'eval-resume-'));
-  const tasks = synthesizeMabTasks(await readMedAgentBenchTasks(path.resolve('../shared/data/medagentbench/sample_tasks.json')), 6);
+  const tasks = synthesizeMabTasks(mabSeedTasks(), 6);
   await writeFile(path.join(dir, 'tasks.json'), JSON.stringify(tasks));
   // A slow model that answers at once, so the run lasts long enough to be killed in the middle.
   fake = await startFakeUpstream({
