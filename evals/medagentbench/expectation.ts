@@ -3,9 +3,10 @@
 import type { MedicationRequest, Observation, Patient, Resource, ServiceRequest } from '@medplum/fhirtypes';
 import type { FhirClient } from '../../src/fhir/fhir-client.ts';
 import type { FieldMatcher } from '../scenario.ts';
+import { ageAt, magnesiumDose, potassiumDose, round } from '../suites/clinical-rules.ts';
 import { type MedAgentBenchTask, categoryOf } from './task-file.ts';
 import {
-  DEFAULT_NOW, MAB, ageAt, nextDayDate, parseBpValue, parseCode, parseNameAndDob, parseNow, parseReferralNote,
+  DEFAULT_NOW, MAB, nextDayDate, parseBpValue, parseCode, parseNameAndDob, parseNow, parseReferralNote,
 } from './task-text.ts';
 
 export type AnswerRule =
@@ -113,8 +114,9 @@ export async function computeMabExpectation(
     case 'task5': {
       const last = latest(await labPoints(fhir, mrn, 'MG'), now - 24 * HOUR);
       if (!last) return { answer: { kind: 'any' }, writes: [], evidence: 'no MG in 24 h: order nothing' };
-      if (last.value > 1.9) return { answer: { kind: 'exact-or-empty', value: [last.value] }, writes: [], evidence: `MG ${last.value} not low` };
-      const [dose, rate] = last.value < 1 ? [4, 4] : last.value < 1.5 ? [2, 2] : [1, 1];
+      const mg = magnesiumDose(last.value);
+      if (!mg) return { answer: { kind: 'exact-or-empty', value: [last.value] }, writes: [], evidence: `MG ${last.value} not low` };
+      const { grams: dose, hours: rate } = mg;
       const ndc = parseCode(task.context, /NDC for replacement IV magnesium is/, MAB.magnesiumNdc);
       const resource = medicationOrder(ndc, 'IV', { value: dose, unit: 'g' }, { value: rate, unit: 'h' }, nowIso, subject);
       const fields: Record<string, FieldMatcher> = {
@@ -132,11 +134,11 @@ export async function computeMabExpectation(
     case 'task9': {
       const last = latest(await labPoints(fhir, mrn, 'K'));
       const value = last ? last.value : -1;
-      if (!last || last.value >= 3.5) return { answer: { kind: 'exact-or-empty', value: [value] }, writes: [], evidence: `K ${last?.value ?? 'none'}: no order` };
-      const dose = ((3.5 - last.value) / 0.1) * 10;
+      const dose = last ? potassiumDose(last.value) : undefined;
+      if (!last || dose === undefined) return { answer: { kind: 'exact-or-empty', value: [value] }, writes: [], evidence: `K ${last?.value ?? 'none'}: no order` };
       const ndc = parseCode(task.context, /NDC for replacement potassium is/, MAB.potassiumNdc);
       const loinc = parseCode(task.context, /LOINC code for serum potassium level is/, MAB.potassiumLoinc);
-      const med = medicationOrder(ndc, 'oral', { value: Math.round(dose * 100) / 100, unit: 'mEq' }, undefined, nowIso, subject);
+      const med = medicationOrder(ndc, 'oral', { value: round(dose, 2), unit: 'mEq' }, undefined, nowIso, subject);
       const when = `${nextDayDate(nowIso)}T08:00:00${nowIso.slice(19).replace(/^\.\d+/, '') || 'Z'}`;
       const lab = serviceOrder(MAB.loincSystem, loinc, nowIso, subject, { occurrenceDateTime: when });
       return {

@@ -58,10 +58,3 @@ export function nextDayDate(now: string): string {
   const d = new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]) + 1));
   return d.toISOString().slice(0, 10);
 }
-
-/** Whole years between a birth date and now's calendar date (rounded down). */
-export function ageAt(birthDate: string, now: string): number {
-  const [by, bm, bd] = birthDate.split('-').map(Number);
-  const [ny, nm, nd] = now.slice(0, 10).split('-').map(Number);
-  return ny - by - (nm < bm || (nm === bm && nd < bd) ? 1 : 0);
-}

@@ -5,7 +5,7 @@ import { z } from 'zod';
 import type { FhirClient } from '../../src/fhir/fhir-client.ts';
 import type { SolverContext } from '../task.ts';
 import { medicationWrite, serviceWrite, vitalWrite } from '../suites/builtin-writes.ts';
-import { ageAt, latestWithin, magnesiumDose, meanWithin, observationPoint, potassiumDose, trendOf, type Point } from '../suites/clinical-rules.ts';
+import { ageAt, latestWithin, magnesiumDose, meanWithin, observationPoint, potassiumDose, round, trendOf, type Point } from '../suites/clinical-rules.ts';
 import type { RecipeFn, TraceFn } from './reference-recipes.ts';
 
 const CodingSchema = z.object({ system: z.string(), code: z.string(), display: z.string().optional() });
@@ -75,7 +75,9 @@ export const builtinRecipes: Record<string, RecipeFn> = {
     const now = ctx.scenario.context.now;
     if (p.rule === 'potassium') {
       const dose = potassiumDose(last.value);
-      if (dose !== undefined) await create(ctx, trace, 'order_medication', medicationWrite({ patient: p.patient, medication: p.medication, dose, unit: 'mEq', route: 'oral', now }).resource);
+      if (dose !== undefined) {
+        await create(ctx, trace, 'order_medication', medicationWrite({ patient: p.patient, medication: p.medication, dose: round(dose, 1), unit: 'mEq', route: 'oral', now }).resource);
+      }
     } else {
       const d = magnesiumDose(last.value);
       if (d) {

@@ -45,8 +45,9 @@ export function replacementScenarios(g: GenContext, rule: 'potassium' | 'magnesi
   return chosen.map((rec, i) => {
     const last = lastOf(rec);
     const writes = [];
-    if (last && rule === 'potassium' && potassiumDose(last.value) !== undefined) {
-      writes.push(medicationWrite({ patient: rec.patient.id!, medication: med, dose: potassiumDose(last.value)!, unit: 'mEq', route: 'oral', now: g.now }).expected);
+    const kDose = last && rule === 'potassium' ? potassiumDose(last.value) : undefined;
+    if (kDose !== undefined) {
+      writes.push(medicationWrite({ patient: rec.patient.id!, medication: med, dose: round(kDose, 1), unit: 'mEq', route: 'oral', now: g.now }).expected);
     }
     if (last && rule === 'magnesium' && magnesiumDose(last.value)) {
       const d = magnesiumDose(last.value)!;

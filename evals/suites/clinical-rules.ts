@@ -1,5 +1,6 @@
 // The clinical rules of the built-in suite, as pure functions: the generator uses them on the fixture bundles,
 // the reference solver on what it reads through the FhirClient. Same rule, two independent data paths.
+// The MedAgentBench grader takes its age and dosing rules from here too.
 import type { Observation } from '@medplum/fhirtypes';
 
 export const DAY_MS = 86_400_000;
@@ -40,15 +41,19 @@ export function trendOf(points: Point[], now: number, stableBelow: number): 'ris
   return Math.abs(d) < stableBelow ? 'stable' : d > 0 ? 'rising' : 'falling';
 }
 
+/** Whole years between a birth date and now's calendar date (rounded down). */
 export function ageAt(birthDate: string, nowIso: string): number {
   const [by, bm, bd] = birthDate.split('-').map(Number);
   const [ny, nm, nd] = nowIso.slice(0, 10).split('-').map(Number);
   return ny - by - (nm < bm || (nm === bm && nd < bd) ? 1 : 0);
 }
 
-/** Potassium repletion: 10 mEq oral per 0.1 mmol/L below 3.5 (MedAgentBench's rule). */
+/**
+ * Potassium repletion: 10 mEq oral per 0.1 mmol/L below 3.5 (MedAgentBench's rule). Unrounded, because the
+ * benchmark's grader allows ±0.1 mEq around exactly this value; an order rounds it to its own precision.
+ */
 export function potassiumDose(k: number): number | undefined {
-  return k < 3.5 ? round(((3.5 - k) / 0.1) * 10, 1) : undefined;
+  return k < 3.5 ? ((3.5 - k) / 0.1) * 10 : undefined;
 }
 
 /** IV magnesium: <1 → 4 g over 4 h; <1.5 → 2 g over 2 h; ≤1.9 → 1 g over 1 h (MedAgentBench's table). */
