@@ -44,7 +44,9 @@ export interface FakeUpstream {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-export async function startFakeUpstream(o: { handler?: FakeHandler; script?: FakeResponse[]; ownedBy?: string } = {}): Promise<FakeUpstream> {
+export async function startFakeUpstream(
+  o: { handler?: FakeHandler; script?: FakeResponse[]; ownedBy?: string; /** GET /v1/models body, e.g. a recorded one. */ models?: unknown } = {},
+): Promise<FakeUpstream> {
   const queue: FakeResponse[] = [...(o.script ?? [])];
   let handler: FakeHandler = o.handler ?? (() => ({ status: 500, body: { error: { message: 'fake upstream: no reply scripted' } } }));
   const requests: RecordedRequest[] = [];
@@ -81,7 +83,7 @@ export async function startFakeUpstream(o: { handler?: FakeHandler; script?: Fak
     const path = (req.url ?? '/').replace(/\?.*/, '');
     if (req.method === 'GET' && path === '/v1/models') {
       res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ object: 'list', data: [{ id: 'fake-model', object: 'model', owned_by: o.ownedBy ?? 'fake' }] }));
+      res.end(JSON.stringify(o.models ?? { object: 'list', data: [{ id: 'fake-model', object: 'model', owned_by: o.ownedBy ?? 'fake' }] }));
       return;
     }
     let body: unknown = raw;
