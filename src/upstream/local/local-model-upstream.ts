@@ -4,7 +4,8 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { ChatModelFunctions, GbnfJsonSchema, LlamaChat, LlamaChatResponse, LlamaGrammar, LLamaChatGenerateResponseOptions } from 'node-llama-cpp';
 import { createDeltaChannel } from '../../agent/delta-channel.ts';
-import { signalOf, type CallOptions, type ChatParams, type FunctionTool, type ModelUpstream, type ToolCall, type UpstreamCompletion, type UpstreamDelta, type Usage } from '../model-upstream.ts';
+import type { FunctionTool, ToolCall } from '../../openai/chat-request.ts';
+import { signalOf, type CallOptions, type ChatParams, type ModelUpstream, type UpstreamCompletion, type UpstreamDelta, type Usage } from '../model-upstream.ts';
 import { UpstreamError } from '../upstream-error.ts';
 import { optionalAsNull, stripNulls } from './optional-as-null.ts';
 import { forcedTools, type GrammarCache } from './output-grammar.ts';

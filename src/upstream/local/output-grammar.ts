@@ -1,7 +1,7 @@
 // Grammars that make the in-process model's output parse: JSON mode, a JSON schema, or a forced tool call.
 // Grammars are compiled once per distinct schema and kept (tool schemas repeat on every request).
 import type { Llama, LlamaGrammar } from 'node-llama-cpp';
-import type { FunctionTool, ResponseFormat, ToolChoice } from '../model-upstream.ts';
+import type { FunctionTool, ResponseFormat, ToolChoice } from '../../openai/chat-request.ts';
 import { optionalAsNull } from './optional-as-null.ts';
 import { localRequestError } from './to-llama-history.ts';
 

@@ -3,7 +3,7 @@
 // node-llama-cpp keeps a function call and its result together in one model turn, and a model turn runs until the
 // next user message: so an assistant turn, its tool results and any later assistant text merge into one item.
 import type { ChatHistoryItem, ChatModelFunctionCall, ChatModelResponse, ChatModelSegment } from 'node-llama-cpp';
-import type { ChatMessage, ContentPart } from '../model-upstream.ts';
+import type { ChatMessage, ContentPart } from '../../openai/chat-request.ts';
 import { UpstreamError } from '../upstream-error.ts';
 
 /** A request the in-process model cannot serve, in the envelope an upstream 400 gets. */

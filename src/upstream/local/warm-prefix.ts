@@ -1,7 +1,8 @@
 // Evaluates the server tools' prompt prefix (about 3,900 tokens for SmolLM2's template) into a sequence at boot,
 // so the first tool-using request does not pay for it. It takes a sequence like any request: a request that comes
 // sooner waits behind it, and would have paid the same prompt evaluation itself.
-import type { FunctionTool, ModelUpstream } from '../model-upstream.ts';
+import type { FunctionTool } from '../../openai/chat-request.ts';
+import type { ModelUpstream } from '../model-upstream.ts';
 
 export async function warmPrefix(o: { upstream: ModelUpstream; tools: FunctionTool[]; signal: AbortSignal }): Promise<{ promptTokens: number; ms: number }> {
   const started = performance.now();
