@@ -1,6 +1,7 @@
 // The streamed wire format of the loop: extension chunks (`choices: []`) and SSE keep-alive comments while tools
 // run, as raw SSE and through the openai SDK's stream helper. A gateway is assembled here with a short keep-alive
-// interval and a slow injected tool, in front of the fake upstream.
+// interval and an injected tool that runs until the test lets it finish, in front of the fake upstream. Nothing
+// waits on wall-clock time: the tool ends once the client has seen three keep-alives, or when the request aborts.
 import OpenAI, { APIUserAbortError } from 'openai';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -8,27 +9,70 @@ import { createAgentUpstream } from '../src/agent/create-agent-upstream.ts';
 import { buildApp } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';
 import type { FhirClient } from '../src/fhir/fhir-client.ts';
+import type { ModelUpstream } from '../src/upstream/model-upstream.ts';
 import { createOpenAiCompatibleUpstream } from '../src/upstream/openai-compatible-upstream.ts';
-import { script, sleep, streamed } from './support/agent-kit.ts';
+import { script, streamed } from './support/agent-kit.ts';
 import { startFakeUpstream, type FakeUpstream } from './support/fake-upstream.ts';
 import { TEST_KEY, TEST_MODEL, type RunningGateway } from './support/gateway-harness.ts';
 
 let gw: RunningGateway;
 let fake: FakeUpstream;
 let close: () => Promise<void>;
+/** Steps the loop asked the model upstream for, counted when asked (before any request goes out). */
+let upstreamCalls = 0;
+
+function deferred() {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => (resolve = r));
+  return { promise, resolve };
+}
+/** One run of the slow tool: started, told to finish, ended. */
+let tool = { started: deferred(), finish: deferred(), ended: deferred() };
+const nextToolRun = () => (tool = { started: deferred(), finish: deferred(), ended: deferred() });
+
+/** A fetch that lets the tool finish once `n` keep-alive comments have reached the client. */
+function finishToolAfterKeepalives(n: number): typeof fetch {
+  return async (input, init) => {
+    const res = await fetch(input, init);
+    if (!res.body) return res;
+    const decoder = new TextDecoder();
+    let text = '';
+    const watched = res.body.pipeThrough(
+      new TransformStream<Uint8Array, Uint8Array>({
+        transform(chunk, out) {
+          text += decoder.decode(chunk, { stream: true });
+          if (text.split(': keep-alive').length - 1 >= n) tool.finish.resolve();
+          out.enqueue(chunk);
+        },
+      }),
+    );
+    return new Response(watched, { status: res.status, statusText: res.statusText, headers: res.headers });
+  };
+}
 
 beforeAll(async () => {
   fake = await startFakeUpstream();
   const config = loadConfig({ HOST: '127.0.0.1', PORT: '0', API_KEYS: TEST_KEY, MODEL_ID: TEST_MODEL, UPSTREAM_BASE_URL: fake.baseUrl, LOG_LEVEL: 'silent' });
+  const inner = createOpenAiCompatibleUpstream({ baseUrl: fake.baseUrl, model: 'upstream-model', flavour: 'vllm', maxRetries: 0 });
+  const counted: ModelUpstream = {
+    flavour: inner.flavour,
+    model: inner.model,
+    doGenerate: (p, o) => (upstreamCalls++, inner.doGenerate(p, o)),
+    doStream: (p, o) => (upstreamCalls++, inner.doStream(p, o)),
+  };
   const upstream = createAgentUpstream({
-    upstream: createOpenAiCompatibleUpstream({ baseUrl: fake.baseUrl, model: 'upstream-model', flavour: 'vllm', maxRetries: 0 }),
+    upstream: counted,
     fhir: {} as FhirClient,
     writesEnabled: false,
     limits: { maxSteps: 4, maxToolCalls: 8, deadlineMs: 10_000 },
     keepaliveMs: 25,
     toolDefinitions: [{ type: 'function', function: { name: 'slow_lookup', parameters: { type: 'object', properties: {} } } }],
     executeTool: async (name, args, ctx) => {
-      await sleep(200);
+      const run = tool;
+      run.started.resolve();
+      const aborted = new Promise<void>((resolve) => (ctx.signal?.aborted ? resolve() : ctx.signal?.addEventListener('abort', () => resolve(), { once: true })));
+      await Promise.race([run.finish.promise, aborted]);
+      run.ended.resolve();
       return ctx.signal?.aborted ? { ok: false, error: { code: 'aborted', message: 'aborted' } } : { ok: true, content: { name, args: JSON.parse(args || '{}') } };
     },
   });
@@ -59,7 +103,8 @@ const steps = () => [
 describe('streamed loop wire format', () => {
   it('raw SSE: role first, keep-alive comments while the tool runs, extension chunks with choices [], then finish and [DONE]', async () => {
     script(gw, steps());
-    const res = await fetch(`${gw.baseUrl}/v1/chat/completions`, {
+    nextToolRun();
+    const res = await finishToolAfterKeepalives(3)(`${gw.baseUrl}/v1/chat/completions`, {
       method: 'POST',
       headers: { authorization: `Bearer ${TEST_KEY}`, 'content-type': 'application/json' },
       body: JSON.stringify({ model: TEST_MODEL, stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'go' }] }),
@@ -69,7 +114,7 @@ describe('streamed loop wire format', () => {
     const events = (await res.text()).split('\n\n').filter(Boolean);
     expect(events.at(-1)).toBe('data: [DONE]');
     const keepalives = events.map((e, i) => [e, i] as const).filter(([e]) => e === ': keep-alive');
-    expect(keepalives.length).toBeGreaterThanOrEqual(3); // 200 ms of tool time at a 25 ms interval
+    expect(keepalives.length).toBeGreaterThanOrEqual(3); // the tool ran until the third one had arrived
 
     const chunks = events.filter((e) => e.startsWith('data: {')).map((e) => JSON.parse(e.slice(6)));
     expect(chunks[0].choices[0].delta).toEqual({ role: 'assistant', content: '' });
@@ -89,7 +134,9 @@ describe('streamed loop wire format', () => {
 
   it('the SDK stream helper ignores keep-alives, keeps the extension and never throws', async () => {
     const s = script(gw, steps());
-    const out = await streamed(gw, { messages: [{ role: 'user', content: 'go' }], stream_options: { include_usage: true } });
+    nextToolRun();
+    const client = new OpenAI({ baseURL: `${gw.baseUrl}/v1`, apiKey: TEST_KEY, maxRetries: 0, fetch: finishToolAfterKeepalives(3) });
+    const out = await streamed({ ...gw, client }, { messages: [{ role: 'user', content: 'go' }], stream_options: { include_usage: true } });
     expect(s.requests).toHaveLength(2);
     expect(out.final.choices[0]).toMatchObject({ finish_reason: 'stop', message: { role: 'assistant', content: 'Answer after a slow tool.' } });
     expect(out.reasoning).toBe('Slow tool first.\n\nGot it.');
@@ -99,18 +146,17 @@ describe('streamed loop wire format', () => {
 
   it('client disconnect while the tool runs: no further upstream step', async () => {
     const s = script(gw, steps());
+    nextToolRun();
+    const callsBefore = upstreamCalls;
     const controller = new AbortController();
     const pending = streamed(gw, { messages: [{ role: 'user', content: 'go' }] }, { signal: controller.signal }).catch((e) => e);
-    expect(await untilRequests(s.requests, 1)).toBe(true);
-    await sleep(80); // inside the 200 ms tool run
+    await tool.started.promise; // the tool is running and will not finish by itself
     controller.abort();
     expect(await pending).toBeInstanceOf(APIUserAbortError);
-    await sleep(400);
+    await tool.ended.promise; // the disconnect reached the tool through its signal
+    // A next step would be asked for in the same chain of promises; one macrotask later it would have been counted.
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(upstreamCalls - callsBefore).toBe(1);
     expect(s.requests).toHaveLength(1);
   });
 });
-
-async function untilRequests(list: unknown[], n: number): Promise<boolean> {
-  for (let i = 0; i < 200 && list.length < n; i++) await sleep(10);
-  return list.length >= n;
-}

@@ -1,6 +1,7 @@
 // Bad input and upstream trouble: every answer is the OpenAI envelope with the right status, never a crash or a 500.
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { until } from './support/agent-kit.ts';
 import { startGateway, type RunningGateway } from './support/gateway-harness.ts';
 import { completionReply, streamReply } from './support/upstream-replies.ts';
 
@@ -114,10 +115,19 @@ describe('upstream trouble', () => {
   });
 
   it('honours Retry-After on a 429 before retrying', async () => {
+    let before = gw.fake.requests.length;
     gw.fake.enqueue({ status: 429, headers: { 'retry-after': '1' }, body: { error: { message: 'slow down' } } }, completionReply({ content: 'ok' }));
-    const t0 = Date.now();
-    await gw.client.chat.completions.create(valid() as never);
-    expect(Date.now() - t0).toBeGreaterThanOrEqual(900);
+    const res = await gw.client.chat.completions.create(valid() as never);
+    expect(res.choices[0]!.message.content).toBe('ok');
+    expect(gw.fake.requests.length - before).toBe(2);
+    // A Retry-After longer than REQUEST_DEADLINE_MS (1.5 s): a gateway that waits never sends the retry (its usual
+    // backoff is 100 ms), so the deadline answers. Nothing here races: the wait is 20 s.
+    before = gw.fake.requests.length;
+    gw.fake.enqueue({ status: 429, headers: { 'retry-after': '20' }, body: { error: { message: 'much later' } } });
+    const r = await post(valid());
+    expect(r.status).toBe(504);
+    expectEnvelope(r.json, { code: 'timeout' });
+    expect(gw.fake.requests.length - before).toBe(1);
   });
 
   it('a persistent 500 → 502 server_error after the retries, without echoing upstream details', async () => {
@@ -151,13 +161,19 @@ describe('upstream trouble', () => {
   });
 
   it('a silent upstream → 504 within REQUEST_DEADLINE_MS, streamed or not', async () => {
-    gw.fake.enqueue({ delayMs: 5000, ...completionReply({ content: 'late' }) });
-    const t0 = Date.now();
-    const r = await post(valid());
-    expect(r.status).toBe(504);
-    expectEnvelope(r.json, { type: 'server_error', code: 'timeout' });
-    expect(Date.now() - t0).toBeLessThan(3000);
-    gw.fake.enqueue(streamReply({ content: Array.from({ length: 40 }, () => 'x') }, { chunkDelayMs: 100 }));
+    // This upstream never answers: only the deadline can end the request, and it cuts the upstream call.
+    const aborted = gw.fake.abortedRequests();
+    gw.fake.setHandler(() => new Promise<never>(() => {}));
+    try {
+      const r = await post(valid());
+      expect(r.status).toBe(504);
+      expectEnvelope(r.json, { type: 'server_error', code: 'timeout' });
+      expect(await until(() => gw.fake.abortedRequests() === aborted + 1)).toBe(true);
+    } finally {
+      gw.fake.setHandler(() => ({ status: 500, body: { error: { message: 'fake upstream: no reply scripted' } } }));
+    }
+    // 400 chunks 100 ms apart outlast the 1.5 s deadline by far.
+    gw.fake.enqueue(streamReply({ content: Array.from({ length: 400 }, () => 'x') }, { chunkDelayMs: 100 }));
     const s = await post({ ...valid(), stream: true });
     expect(s.status).toBe(200);
     expect(s.text.trim().split('\n\n').at(-1)).toContain('"code":"timeout"');

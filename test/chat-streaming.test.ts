@@ -1,7 +1,10 @@
 // The streamed contract through the openai SDK's create({stream}) and .stream() helpers, over recorded streams.
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { until } from './support/agent-kit.ts';
 import { startGateway, type RunningGateway } from './support/gateway-harness.ts';
-import { recordedStream, streamReply } from './support/upstream-replies.ts';
+import { recordedStream, streamChunks, streamReply } from './support/upstream-replies.ts';
 
 let gw: RunningGateway;
 beforeAll(async () => {
@@ -138,12 +141,41 @@ describe('stream faults', () => {
   });
 
   it('slow streams are relayed chunk by chunk as they arrive', async () => {
-    gw.fake.enqueue(streamReply({ content: ['a', 'b', 'c', 'd'] }, { chunkDelayMs: 80 }));
-    const stream = (await gw.client.chat.completions.create({ ...base(), stream: true })) as AsyncIterable<any>;
-    const times: number[] = [];
-    for await (const c of stream) if (c.choices[0]?.delta.content) times.push(Date.now());
-    expect(times).toHaveLength(4);
-    expect(times.at(-1)! - times[0]!).toBeGreaterThan(150);
+    // This upstream sends its next content chunk only once the client holds the previous one. A gateway that
+    // buffered would stall it (until a 5 s fallback), and the client would then get all four at once.
+    const chunks = streamChunks({ content: ['a', 'b', 'c', 'd'] }) as Array<{ choices: Array<{ delta: { content?: string } }> }>;
+    let sent = 0;
+    let received = () => {};
+    const upstream = createServer(async (req, res) => {
+      for await (const _ of req); // the request body
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      for (const c of chunks) {
+        res.write(`data: ${JSON.stringify(c)}\n\n`);
+        if (!c.choices[0]?.delta.content) continue;
+        sent++;
+        await new Promise<void>((resolve) => {
+          const fallback = setTimeout(resolve, 5000);
+          received = () => (clearTimeout(fallback), resolve());
+        });
+      }
+      res.end('data: [DONE]\n\n');
+    });
+    await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
+    const relay = await startGateway({ env: { UPSTREAM_BASE_URL: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/v1` } });
+    try {
+      const stream = (await relay.client.chat.completions.create({ ...base(), model: relay.model, stream: true })) as AsyncIterable<any>;
+      const sentAtArrival: number[] = [];
+      for await (const c of stream) {
+        if (!c.choices[0]?.delta.content) continue;
+        sentAtArrival.push(sent);
+        received();
+      }
+      expect(sentAtArrival).toEqual([1, 2, 3, 4]);
+    } finally {
+      await relay.close();
+      upstream.closeAllConnections();
+      upstream.close();
+    }
   });
 
   it('a client that disconnects aborts the upstream request at once', async () => {
@@ -157,8 +189,6 @@ describe('stream faults', () => {
       for await (const c of stream) if (c.choices[0]?.delta.content && ++seen === 2) controller.abort();
     })().catch((e) => expect(String(e)).toMatch(/abort/i));
     expect(seen).toBe(2);
-    const deadline = Date.now() + 2000;
-    while (gw.fake.abortedRequests() === before && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-    expect(gw.fake.abortedRequests()).toBe(before + 1);
+    expect(await until(() => gw.fake.abortedRequests() === before + 1)).toBe(true);
   });
 });

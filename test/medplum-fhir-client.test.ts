@@ -17,7 +17,8 @@ interface Reply {
   status?: number;
   body?: unknown;
   headers?: Record<string, string>;
-  delayMs?: number;
+  /** Never answer (the client must give up by itself). */
+  hang?: boolean;
 }
 type Handler = (req: Seen, n: number) => Reply | undefined;
 
@@ -53,7 +54,7 @@ beforeAll(async () => {
       status: 404,
       body: oo(`no route ${req.method} ${req.url}`),
     };
-    if (r.delayMs) await new Promise((res) => setTimeout(res, r.delayMs));
+    if (r.hang) await new Promise(() => {});
     reply.status(r.status ?? 200).headers({ 'content-type': 'application/fhir+json', ...r.headers });
     return r.body === undefined ? '' : JSON.stringify(r.body);
   });
@@ -123,9 +124,11 @@ describe('createMedplumFhirClient', () => {
 
   it('honours Retry-After on 429', async () => {
     handler = (_r, n) => (n === 1 ? { status: 429, body: oo('slow down'), headers: { 'retry-after': '1' } } : { body: patient('p-4') });
-    const started = Date.now();
-    await client().readResource('Patient', 'p-4');
-    expect(Date.now() - started).toBeGreaterThanOrEqual(950);
+    // The injected sleep records the wait and checks that the retry has not gone out before it.
+    const waits: Array<{ ms: number; requestsSoFar: number }> = [];
+    const sleep = async (ms: number) => void waits.push({ ms, requestsSoFar: seen.length });
+    await expect(client({ sleep }).readResource('Patient', 'p-4')).resolves.toMatchObject({ id: 'p-4' });
+    expect(waits).toEqual([{ ms: 1000, requestsSoFar: 1 }]);
     expect(seen).toHaveLength(2);
   });
 
@@ -237,13 +240,16 @@ describe('createMedplumFhirClient', () => {
   });
 
   it('times out a slow exchange and honours the caller signal', async () => {
-    handler = () => ({ delayMs: 400, body: patient('slow') });
+    // The server never answers, so only the client's timeout or the caller's abort can end these calls.
+    handler = () => ({ hang: true });
     await expect(client({ timeoutMs: 50, retries: 0 }).readResource('Patient', 'slow')).rejects.toMatchObject({ name: 'TimeoutError' });
     const ac = new AbortController();
-    const started = Date.now();
-    setTimeout(() => ac.abort(), 30);
+    handler = () => {
+      ac.abort(); // once the request is in flight
+      return { hang: true };
+    };
     await expect(client().readResource('Patient', 'slow', { signal: ac.signal })).rejects.toMatchObject({ name: 'AbortError' });
-    expect(Date.now() - started).toBeLessThan(300);
+    expect(seen).toHaveLength(2);
   });
 
   it('reports an unreachable server as FhirError 502 after retrying', async () => {

@@ -34,6 +34,8 @@ export interface MedplumFhirClientOptions {
   retryDelayMs?: number;
   /** Monotonic milliseconds, for trace durations. */
   clock?: () => number;
+  /** Waits out a server's Retry-After; rejects when the signal aborts. */
+  sleep?: (ms: number, signal: AbortSignal | undefined) => Promise<void>;
 }
 
 /** What the observing fetch learnt about one attempt; found again through the attempt's own AbortSignal. */
@@ -66,6 +68,7 @@ export function createMedplumFhirClient(opts: MedplumFhirClientOptions): FhirCli
   const defaultMax = opts.maxResults ?? 200;
   const clock = opts.clock ?? (() => performance.now());
   const innerFetch = opts.fetch ?? globalThis.fetch;
+  const waitFor = opts.sleep ?? sleep;
   const attempts = new WeakMap<AbortSignal, Attempt>();
 
   const observedFetch = async (url: string, init: RequestInit = {}): Promise<Response> => {
@@ -144,7 +147,7 @@ export function createMedplumFhirClient(opts: MedplumFhirClientOptions): FhirCli
           onFailedAttempt: async ({ error, retriesLeft }) => {
             const wait = last.retryAfterMs;
             if (!wait || retriesLeft <= 0 || wait > MAX_RETRY_AFTER_MS || !isRetryableFailure(error, idempotent)) return;
-            await sleep(wait, caller);
+            await waitFor(wait, caller);
           },
         },
       );
