@@ -1,16 +1,17 @@
-// The in-process FHIR R4 server used when FHIR_BASE_URL is unset: Medplum's FhirRouter over an indexed,
-// forkable in-memory store. `handle` knows nothing about HTTP frameworks; the fastify plugin and the
-// in-process `fetch` are thin adapters over it.
+// The in-process FHIR R4 server used when FHIR_BASE_URL is unset: Medplum's FhirRouter, extended only through
+// its repository (StoreRepository), over an indexed, forkable in-memory store. `handle` knows nothing about HTTP
+// frameworks; the fastify plugin and the in-process `fetch` are thin adapters over it.
 import { randomUUID } from 'node:crypto';
 import { badRequest, getStatus, isOk, normalizeOperationOutcome, serverError } from '@medplum/core';
-import type { HttpMethod } from '@medplum/fhir-router';
+import { FhirRouter, type HttpMethod } from '@medplum/fhir-router';
 import type { Bundle, OperationOutcome, Resource } from '@medplum/fhirtypes';
 import { buildCapabilityStatement } from './capability-statement.ts';
-import { createEmbeddedFhirRouter, type EmbeddedRequestConfig } from './embedded-fhir-router.ts';
 import { ensureFhirDefinitions } from './fhir-definitions.ts';
 import { loadBundlesIntoStore } from './load-bundles.ts';
+import { prepareSearchRequest } from './prepare-search-request.ts';
 import { ResourceStore } from './resource-store.ts';
 import { StoreRepository } from './store-repository.ts';
+import { withUpdateOutcomes } from './with-update-outcomes.ts';
 
 export interface EmbeddedFhirRequest {
   method: string;
@@ -99,8 +100,8 @@ function bundleEntryProblem(body: unknown): string | undefined {
 
 function createServer(store: ResourceStore, opts: Required<EmbeddedFhirServerOptions>): EmbeddedFhirServer {
   const limits = { defaultPageSize: opts.defaultPageSize, maxPageSize: opts.maxPageSize };
-  const repo = new StoreRepository(store, { limits, baseUrl: opts.baseUrl, now: opts.now, generateId: opts.generateId });
-  const router = createEmbeddedFhirRouter(limits);
+  // Medplum's router as it ships: every interaction reaches the store through the repository.
+  const router = new FhirRouter();
   // Writes run one at a time, so a transaction's undo log never interleaves with another write.
   let writeTail: Promise<unknown> = Promise.resolve();
 
@@ -120,11 +121,13 @@ function createServer(store: ResourceStore, opts: Required<EmbeddedFhirServerOpt
         return { status: 400, body, headers: responseHeaders(400, body, baseUrl) };
       }
     }
-    const config: EmbeddedRequestConfig = { transactions: true, baseUrl };
-    const [outcome, resource] = await router.handleRequest(
-      { method: method as HttpMethod, url, pathname: '', body: req.body, params: {}, query: {}, headers: lowerCaseHeaders(req.headers), config: config as never },
+    const search = prepareSearchRequest({ method, url, body: req.body }, limits);
+    const repo = new StoreRepository(store, { limits, baseUrl, now: opts.now, generateId: opts.generateId });
+    const response = await router.handleRequest(
+      { method: method as HttpMethod, url: search.url, pathname: '', body: search.body, params: {}, query: {}, headers: lowerCaseHeaders(req.headers), config: { transactions: true } },
       repo,
     );
+    const [outcome, resource] = withUpdateOutcomes(response, { method, body: req.body }, (r) => repo.updateOutcome(r));
     const status = getStatus(outcome);
     let body: Resource | OperationOutcome = resource && isOk(outcome) ? resource : outcome;
     if (body.resourceType === 'Bundle') body = addFullUrls(body as Bundle, baseUrl);

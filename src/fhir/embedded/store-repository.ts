@@ -1,14 +1,17 @@
-// Medplum's FhirRepository contract over our ResourceStore, so FhirRouter's CRUD, conditional create and
-// batch/transaction processing run unchanged. Transactions keep an undo log: a failed entry rolls back
-// every write before it (MemoryRepository has no transactions at all).
-import { OperationOutcomeError, badRequest, formatSearchQuery, isResourceType, notFound, preconditionFailed, validateResource, type SearchRequest, type WithId } from '@medplum/core';
+// Medplum's FhirRepository contract over our ResourceStore: the one place the embedded server extends Medplum's
+// FhirRouter, whose CRUD, search, conditional create and batch/transaction processing call these methods.
+// Transactions keep an undo log: a failed entry rolls back every write before it (MemoryRepository has no
+// transactions at all). One repository serves one request: its base URL is the one the request came in on.
+import { OperationOutcomeError, allOk, badRequest, created, isResourceType, notFound, preconditionFailed, validateResource, type SearchRequest, type WithId } from '@medplum/core';
 import { FhirRepository, type ReadHistoryOptions, type RepositoryMode } from '@medplum/fhir-router';
-import type { Bundle, Reference, Resource } from '@medplum/fhirtypes';
+import type { Bundle, OperationOutcome, Reference, Resource } from '@medplum/fhirtypes';
 import { FHIR_ID } from '../fhir-id.ts';
+import { withDiagnostics } from '../with-diagnostics.ts';
 import { executeSearch } from './execute-search.ts';
 import { parseSearchQuery, type SearchLimits } from './parse-search-query.ts';
 import type { ResourceStore } from './resource-store.ts';
 import { deepFreeze } from './deep-freeze.ts';
+import { searchRequestPairs } from './search-request-pairs.ts';
 
 export interface StoreRepositoryOptions {
   limits: SearchLimits;
@@ -19,6 +22,22 @@ export interface StoreRepositoryOptions {
 
 type Stored = Resource & { id: string };
 
+/** HAPI's wording is what loaders look for (SUCCESSFUL_UPDATE_NO_CHANGE / "no changes detected"). */
+export const noChange = withDiagnostics(allOk, 'No changes detected; version kept');
+
+/** The resource without its server-managed meta, keys sorted: equal strings mean an update would change nothing. */
+function content(resource: Resource): string {
+  const { meta, ...rest } = resource as Resource & { meta?: Record<string, unknown> };
+  const { versionId: _v, lastUpdated: _l, ...keptMeta } = meta ?? {};
+  return JSON.stringify(sortKeys({ ...rest, meta: keptMeta }));
+}
+
+function sortKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortKeys);
+  if (!value || typeof value !== 'object') return value;
+  return Object.fromEntries(Object.keys(value).sort().map((k) => [k, sortKeys((value as Record<string, unknown>)[k])]));
+}
+
 export function isKnownResourceType(resourceType: string): boolean {
   return /^[A-Z][A-Za-z]+$/.test(resourceType) && Boolean(isResourceType(resourceType));
 }
@@ -26,12 +45,19 @@ export function isKnownResourceType(resourceType: string): boolean {
 export class StoreRepository extends FhirRepository<undefined> {
   private undo: Array<{ resourceType: string; id: string; previous?: Stored }> | undefined;
   private depth = 0;
+  /** What an update did when it was not a plain update: Medplum's router answers allOk to every update. */
+  private readonly updateOutcomes = new WeakMap<Resource, OperationOutcome>();
 
   constructor(
-    readonly store: ResourceStore,
+    private readonly store: ResourceStore,
     private readonly opts: StoreRepositoryOptions,
   ) {
     super();
+  }
+
+  /** `created` for an update that created the resource, `noChange` for one that changed nothing; else undefined. */
+  updateOutcome(resource: Resource): OperationOutcome | undefined {
+    return this.updateOutcomes.get(resource);
   }
 
   setMode(_mode: RepositoryMode): void {}
@@ -64,14 +90,20 @@ export class StoreRepository extends FhirRepository<undefined> {
     return this.write(resource, id) as WithId<T>;
   }
 
+  /** Creates the resource when the id is new; an identical resource keeps its version (idempotent reloads stay cheap). */
   async updateResource<T extends Resource>(resource: T, options?: { ifMatch?: string }): Promise<WithId<T>> {
     if (!resource.id) throw new OperationOutcomeError(badRequest('Missing id', `${resource.resourceType}.id`));
+    const existing = this.store.get(resource.resourceType, resource.id);
     if (options?.ifMatch) {
-      const existing = this.store.get(resource.resourceType, resource.id);
       if (!existing) throw new OperationOutcomeError(notFound);
       if (existing.meta?.versionId !== options.ifMatch) throw new OperationOutcomeError(preconditionFailed);
+    } else if (existing && content(existing) === content(resource)) {
+      this.updateOutcomes.set(existing, noChange);
+      return existing as WithId<T>;
     }
-    return this.write(resource, resource.id) as WithId<T>;
+    const stored = this.write(resource, resource.id);
+    if (!existing) this.updateOutcomes.set(stored, created);
+    return stored as WithId<T>;
   }
 
   async patchResource<T extends Resource>(): Promise<WithId<T>> {
@@ -112,10 +144,10 @@ export class StoreRepository extends FhirRepository<undefined> {
     this.undo?.push({ resourceType, id, previous });
   }
 
+  /** Every search: HTTP and batch entries through FhirRouter, If-None-Exist, conditional references. */
   async search<T extends Resource>(searchRequest: SearchRequest<T>): Promise<Bundle<WithId<T>>> {
-    // Internal searches (If-None-Exist, conditional batch entries) take the same validated path as HTTP ones.
-    const pairs = [...new URLSearchParams(formatSearchQuery(searchRequest).replace(/^\?/, ''))];
-    const query = parseSearchQuery(searchRequest.resourceType, pairs, this.opts.limits);
+    if (!isKnownResourceType(searchRequest.resourceType)) throw new OperationOutcomeError(notFound);
+    const query = parseSearchQuery(searchRequest.resourceType, searchRequestPairs(searchRequest), this.opts.limits);
     return executeSearch(this.store, query, this.opts.baseUrl) as Bundle<WithId<T>>;
   }
 
