@@ -9,11 +9,12 @@ import { FhirError, type FhirClient, type SearchParams } from '../src/fhir/fhir-
 import { loadFhirFiles } from '../src/fhir/loader/load-fhir-files.ts';
 import { planLoadFiles } from '../src/fhir/loader/plan-load-files.ts';
 import { chooseId } from '../src/fhir/loader/prepare-entries.ts';
-import { createProgressBar, formatProgress } from '../src/fhir/loader/progress-bar.ts';
+import { formatLoadProgress, loadFraction } from '../src/fhir/loader/format-load-progress.ts';
 import { createReferenceResolver, emptyLocalIndex, indexResource } from '../src/fhir/loader/reference-resolver.ts';
 import { parseHeader, parseLoaderArgs } from '../src/fhir/loader/run-loader-cli.ts';
 import { derivedId, stableId } from '../src/fhir/loader/stable-id.ts';
 import { waitForServer } from '../src/fhir/loader/wait-for-server.ts';
+import { createProgressBar } from '../src/shared/progress-bar.ts';
 
 /** A FhirClient over a Map; transactions are all-or-nothing and refuse unknown types, like a real server. */
 function fakeClient(opts: { failBatch?: Error } = {}) {
@@ -180,19 +181,19 @@ describe('loadFhirFiles (fake client)', () => {
 describe('progress bar', () => {
   const p = { filesDone: 1, filesTotal: 4, entriesDone: 500, entriesTotal: 1000, estimated: true, errors: 2 };
   it('formats done/total, rate and ETA', () => {
-    expect(formatProgress(p, 10_000, 10)).toBe('[#####-----]  50% 500/~1000 entries, files 1/4, 50/s, ETA 0:10, errors 2');
+    expect(formatLoadProgress(p, 10_000, 10)).toBe('[#####-----]  50% 500/~1000 entries, files 1/4, 50/s, ETA 0:10, errors 2');
   });
   it('redraws in place on a TTY and prints throttled plain lines otherwise', () => {
     let t = 0;
     const tty: string[] = [];
-    const bar = createProgressBar({ stream: { isTTY: true, columns: 200, write: (s) => tty.push(s) }, now: () => t });
+    const bar = createProgressBar({ stream: { isTTY: true, columns: 200, write: (s) => tty.push(s) }, render: formatLoadProgress, fraction: loadFraction, now: () => t });
     t = 1000;
     bar.update(p);
     bar.done();
     expect(tty[0]).toMatch(/^\r\[/);
     expect(tty.at(-1)).toBe('\n');
     const plain: string[] = [];
-    const quiet = createProgressBar({ stream: { write: (s) => plain.push(s) }, now: () => t });
+    const quiet = createProgressBar({ stream: { write: (s) => plain.push(s) }, render: formatLoadProgress, fraction: loadFraction, now: () => t });
     quiet.update(p);
     t += 1000;
     quiet.update({ ...p, entriesDone: 600 });

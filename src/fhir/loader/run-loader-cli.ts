@@ -2,7 +2,8 @@
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import type { FhirClient } from '../fhir-client.ts';
-import { createProgressBar, type ProgressStream } from './progress-bar.ts';
+import { createProgressBar, type ProgressStream } from '../../shared/progress-bar.ts';
+import { formatLoadProgress, loadFraction } from './format-load-progress.ts';
 import { loadFhirFiles } from './load-fhir-files.ts';
 import { waitForServer } from './wait-for-server.ts';
 
@@ -109,7 +110,7 @@ export async function runLoaderCli(argv: string[], deps: LoaderCliDeps): Promise
     }
   }
   const client = deps.createClient(args);
-  const bar = args.progress ? createProgressBar({ stream: deps.stderr }) : undefined;
+  const bar = args.progress ? createProgressBar({ stream: deps.stderr, render: formatLoadProgress, fraction: loadFraction }) : undefined;
   const started = performance.now();
   const report = await loadFhirFiles({
     client,
