@@ -1,5 +1,4 @@
 // MedAgentBench task files: a JSON list of {id: "taskN_k", instruction, context, eval_MRN, sol?}.
-import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { ScenarioSchema, type Scenario } from '../scenario.ts';
 import { ACTION_CATEGORIES, DEFAULT_NOW, parseNow } from './task-text.ts';
@@ -16,10 +15,6 @@ export const MedAgentBenchTaskFileSchema = z.array(MedAgentBenchTaskSchema);
 
 export function categoryOf(taskId: string): string {
   return taskId.split('_')[0];
-}
-
-export async function readMedAgentBenchTasks(path: string): Promise<MedAgentBenchTask[]> {
-  return MedAgentBenchTaskFileSchema.parse(JSON.parse(await readFile(path, 'utf8')));
 }
 
 export function isMedAgentBenchFile(json: unknown): boolean {
