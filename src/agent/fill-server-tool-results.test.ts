@@ -1,0 +1,102 @@
+import { describe, expect, it } from 'vitest';
+import type { ChatMessage, ToolCall } from '../openai/chat-request.ts';
+import type { ExecutedToolCall } from './execute-server-tool-calls.ts';
+import { fillServerToolResults } from './fill-server-tool-results.ts';
+import { createToolResultCache } from './tool-result-cache.ts';
+
+const call = (id: string, name: string, args = '{}'): ToolCall => ({ id, type: 'function', function: { name, arguments: args } });
+const CLIENT = new Set(['client_tool']);
+
+/** Records what it was asked to run and answers `executed:<id>`. */
+function recordingExecutor() {
+  const asked: string[][] = [];
+  const execute = async (calls: ToolCall[]): Promise<ExecutedToolCall[]> => {
+    asked.push(calls.map((c) => c.id));
+    return calls.map((c) => ({
+      call: c,
+      result: { ok: true, content: c.id },
+      content: `executed:${c.id}`,
+      audit: { id: c.id, name: c.function.name, arguments: c.function.arguments, step: -1, ok: true, fhir_requests: [], duration_ms: 0, result_bytes: 0 },
+    }));
+  };
+  return { asked, execute };
+}
+
+/** A mixed turn: two server calls and one client call; the client answered only its own. */
+const mixedTurn = (): ChatMessage[] => [
+  { role: 'user', content: 'labs and the chart?' },
+  { role: 'assistant', content: null, tool_calls: [call('s1', 'search_observations', '{"code":"A1C"}'), call('c1', 'client_tool'), call('s2', 'read_resource')] },
+  { role: 'tool', tool_call_id: 'c1', content: 'client says hi' },
+  { role: 'user', content: 'go on' },
+];
+
+describe('fillServerToolResults', () => {
+  it('leaves a history without gaps alone and executes nothing', async () => {
+    const messages: ChatMessage[] = [
+      { role: 'user', content: 'hi' },
+      { role: 'assistant', content: null, tool_calls: [call('c1', 'client_tool')] },
+      { role: 'tool', tool_call_id: 'c1', content: 'x' },
+    ];
+    const exec = recordingExecutor();
+    const out = await fillServerToolResults({ messages, clientToolNames: CLIENT, cache: createToolResultCache(), execute: exec.execute });
+    expect(out.messages).toBe(messages);
+    expect(out.filled).toEqual([]);
+    expect(exec.asked).toEqual([]);
+  });
+
+  it('answers unanswered server calls after the client’s answers, in call order, from the cache or by executing', async () => {
+    const cache = createToolResultCache();
+    cache.set('s1', { name: 'search_observations', arguments: '{"code":"A1C"}', content: 'cached:s1' });
+    const exec = recordingExecutor();
+    const out = await fillServerToolResults({ messages: mixedTurn(), clientToolNames: CLIENT, cache, execute: exec.execute });
+    expect(exec.asked).toEqual([['s2']]);
+    expect(out.filled).toEqual([
+      { tool_call_id: 's1', source: 'cache' },
+      { tool_call_id: 's2', source: 'executed' },
+    ]);
+    expect(out.executed.map((e) => e.call.id)).toEqual(['s2']);
+    expect(out.messages.map((m) => (m.role === 'tool' ? `tool:${m.tool_call_id}:${m.content}` : m.role))).toEqual([
+      'user',
+      'assistant',
+      'tool:c1:client says hi',
+      'tool:s1:cached:s1',
+      'tool:s2:executed:s2',
+      'user',
+    ]);
+  });
+
+  it('does not trust a cached result for other arguments or another tool under the same id', async () => {
+    const cache = createToolResultCache();
+    cache.set('s1', { name: 'search_observations', arguments: '{"code":"K"}', content: 'stale' });
+    cache.set('s2', { name: 'search_conditions', arguments: '{}', content: 'stale' });
+    const exec = recordingExecutor();
+    const out = await fillServerToolResults({ messages: mixedTurn(), clientToolNames: CLIENT, cache, execute: exec.execute });
+    expect(exec.asked).toEqual([['s1', 's2']]);
+    expect(out.filled.every((f) => f.source === 'executed')).toBe(true);
+    expect(JSON.stringify(out.messages)).not.toContain('stale');
+  });
+
+  it('never answers a client call the client left out, and keeps server answers the client did send', async () => {
+    const messages: ChatMessage[] = [
+      { role: 'assistant', content: null, tool_calls: [call('s1', 'read_resource'), call('c1', 'client_tool')] },
+      { role: 'tool', tool_call_id: 's1', content: 'client forwarded the server result' },
+    ];
+    const exec = recordingExecutor();
+    const out = await fillServerToolResults({ messages, clientToolNames: CLIENT, cache: createToolResultCache(), execute: exec.execute });
+    expect(exec.asked).toEqual([]);
+    expect(out.messages).toEqual(messages);
+  });
+
+  it('fills gaps in several assistant turns, each right after its own tool messages', async () => {
+    const messages: ChatMessage[] = [
+      { role: 'assistant', content: null, tool_calls: [call('a1', 'read_resource'), call('c1', 'client_tool')] },
+      { role: 'tool', tool_call_id: 'c1', content: 'one' },
+      { role: 'assistant', content: null, tool_calls: [call('b1', 'read_resource'), call('c2', 'client_tool')] },
+      { role: 'tool', tool_call_id: 'c2', content: 'two' },
+    ];
+    const exec = recordingExecutor();
+    const out = await fillServerToolResults({ messages, clientToolNames: CLIENT, cache: createToolResultCache(), execute: exec.execute });
+    expect(exec.asked).toEqual([['a1', 'b1']]);
+    expect(out.messages.map((m) => (m.role === 'tool' ? m.tool_call_id : m.role))).toEqual(['assistant', 'c1', 'a1', 'assistant', 'c2', 'b1']);
+  });
+});
