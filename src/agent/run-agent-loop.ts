@@ -1,6 +1,7 @@
 import type { FhirClient } from '../fhir/fhir-client.ts';
 import type { ChatParams, UpstreamCompletion, Usage } from '../upstream/model-upstream.ts';
 import type { ChatMessage, FunctionTool, ToolCall } from '../openai/chat-request.ts';
+import { isJsonMode } from '../openai/is-json-mode.ts';
 import type { AgentAudit, AgentLimits, AgentStreamEvent, AuditStep, ExecuteToolFn, StopReason } from './agent-audit.ts';
 import { createDeadline } from './deadline.ts';
 import { executeServerToolCalls, type ExecutedToolCall } from './execute-server-tool-calls.ts';
@@ -127,7 +128,7 @@ export async function runAgentLoop(o: AgentLoopOptions): Promise<AgentLoopResult
     deadline.dispose();
   }
   audit.stop_reason = stop ?? 'final';
-  const jsonMode = o.params.responseFormat !== undefined && o.params.responseFormat.type !== 'text';
+  const jsonMode = isJsonMode(o.params.responseFormat);
   return {
     audit,
     completion: {

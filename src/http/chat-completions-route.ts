@@ -2,6 +2,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../openai/api-error.ts';
 import { toChatCompletion } from '../openai/chat-completion.ts';
+import { isJsonMode } from '../openai/is-json-mode.ts';
 import { parseChatRequest, toChatParams } from '../openai/to-chat-params.ts';
 import { AbortHub } from '../upstream/abort-hub.ts';
 import type { CallOptions, ChatParams, ModelUpstream } from '../upstream/model-upstream.ts';
@@ -78,7 +79,7 @@ export async function chatCompletionsRoute(app: FastifyInstance, o: ChatRouteOpt
     if (!o.upstream) throw notConfigured();
     const upstream = o.upstream;
     const n = body.n ?? 1;
-    const jsonMode = params.responseFormat?.type === 'json_object' || params.responseFormat?.type === 'json_schema';
+    const jsonMode = isJsonMode(params.responseFormat);
     const id = `chatcmpl-${o.generateId()}`;
     const created = Math.floor(o.now() / 1000);
     const sig = new RequestCancel(reply, o.deadlineMs, wheel);

@@ -2,6 +2,7 @@
 // block, and errors that name only the status. A dialect module spreads `baseDialect` and overrides its quirks.
 import type { Usage } from '../model-upstream.ts';
 import type { ChatMessage } from '../../openai/chat-request.ts';
+import { isJsonMode } from '../../openai/is-json-mode.ts';
 import { UpstreamError } from '../upstream-error.ts';
 import type { WireUsage } from '../upstream-wire.ts';
 import type { DialectErrorReply, DialectRequest, UpstreamDialect } from './upstream-dialect.ts';
@@ -36,7 +37,7 @@ export function openAiRequestBody(r: DialectRequest, o: BodyOptions = {}): Recor
   if (p.seed !== undefined) body.seed = p.seed;
   if (p.tools?.length) body.tools = p.tools;
   if (p.toolChoice !== undefined && p.tools?.length) body.tool_choice = p.toolChoice;
-  if (p.responseFormat && p.responseFormat.type !== 'text') body.response_format = p.responseFormat;
+  if (isJsonMode(p.responseFormat)) body.response_format = p.responseFormat;
   if (r.stream) {
     body.stream = true;
     // Always ask: usage is summed and reported by the gateway whatever the client asked.

@@ -7,6 +7,7 @@
 // - failures in its handler (grammar, tool-call parsing) are 500s with `{"error":{"message",
 //   "type":"internal_server_error"}}` or a plain-text body, which is the only clue the client gets.
 import type { ResponseFormat } from '../../openai/chat-request.ts';
+import { isJsonMode } from '../../openai/is-json-mode.ts';
 import { baseDialect, openAiRequestBody, statusError } from './base-dialect.ts';
 import type { UpstreamDialect } from './upstream-dialect.ts';
 
@@ -38,7 +39,7 @@ export const llamaCppPythonDialect: UpstreamDialect = {
   oneTokenPerChunk: true,
   transformRequest(r) {
     const body = openAiRequestBody(r, { streamUsage: false });
-    if (r.params.responseFormat && r.params.responseFormat.type !== 'text') body.response_format = responseFormat(r.params.responseFormat);
+    if (isJsonMode(r.params.responseFormat)) body.response_format = responseFormat(r.params.responseFormat);
     return body;
   },
   mapError(r) {
