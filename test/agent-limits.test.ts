@@ -43,8 +43,8 @@ describe('step and tool-call limits (AGENT_MAX_STEPS=2, AGENT_MAX_TOOL_CALLS=2)'
     ]);
     expect(res.fhir_agent.tool_calls.map((t: any) => t.id)).toEqual([`m1-${mode}`]);
     expect(res.usage).toMatchObject({ prompt_tokens: 140, completion_tokens: 22, prompt_tokens_details: { cached_tokens: 60 }, completion_tokens_details: { reasoning_tokens: 7 } });
-    // A step limit is not a cut-off mid-thought (seed rule 3.1 is for max_tokens): no answer, the reasoning stays
-    // reasoning, and finish_reason plus stop_reason say why.
+    // A step limit is not a cut-off mid-thought (only running out of max_tokens turns partial reasoning into the
+    // content): no answer, the reasoning stays reasoning, and finish_reason plus stop_reason say why.
     const reasoning = 'Find her.\n\nLabs next.';
     if (stream) {
       expect(stream.reasoning).toBe(reasoning);

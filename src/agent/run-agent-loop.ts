@@ -137,7 +137,8 @@ export async function runAgentLoop(o: AgentLoopOptions): Promise<AgentLoopResult
       reasoning: text.reasoning.join(STEP_SEPARATOR) || null,
       toolCalls: returned,
       finishReason: finishReasonFor(audit.stop_reason, last?.finishReason),
-      // Seed rule 3.1 is about generation cut off mid-thought; a step, tool-call or time limit is not that.
+      // Partial reasoning becomes the content only when generation ran out of tokens mid-thought; a step,
+      // tool-call or time limit is not that.
       cutOffWhileReasoning: audit.stop_reason === 'token_budget' || last?.finishReason === 'length',
       usage: usageUnreported ? null : usage,
       extensions: { fhir_agent: audit, ...upstreamNotes({ usageReported: !usageUnreported, thinkingIgnored }) },

@@ -80,7 +80,8 @@ export function createChunkEncoder(o: { id: string; created: number; model: stri
             out.push(chunk(index, { content: json }));
             s.content = true;
           }
-          // Seed rule 3.1, streamed: cut off mid-reasoning → the partial reasoning is also sent as the content.
+          // Cut off by max_tokens mid-reasoning with no answer yet: the partial reasoning is also sent as the content
+          // (the streamed form of toWireMessage's rule).
           if (d.finishReason === 'length' && d.cutOffWhileReasoning !== false && !s.content && !s.toolCalls && s.reasoning) out.push(chunk(index, { content: s.reasoning }));
           out.push(chunk(index, {}, d.finishReason));
           return out;

@@ -42,7 +42,8 @@ export function toWireMessage(c: UpstreamCompletion, jsonMode: boolean) {
     content = extractJson(content ?? '');
     if (content === null) throw invalidJsonOutput(c.finishReason === 'length');
   } else if (c.finishReason === 'length' && c.cutOffWhileReasoning !== false && !content && reasoning && c.toolCalls.length === 0) {
-    // Seed rule 3.1: cut off while still reasoning → the partial reasoning is the content.
+    // Cut off by max_tokens while still reasoning, with no answer yet: the partial reasoning is the content, so a
+    // client that reads only `content` still gets the text.
     content = reasoning;
     reasoning = null;
   }
