@@ -52,8 +52,9 @@ describe('resume after kill -9', () => {
   it('loses nothing and duplicates nothing', async () => {
     const log = path.join(dir, 'run.jsonl');
     const first = startRun(log, false);
-    const deadline = Date.now() + 30_000;
-    while ((await sampleLines(log)) < 10 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
+    // Until ten samples are logged, or the run ended by itself (a crash fails below, at once, with its output).
+    while ((await sampleLines(log)) < 10 && first.child.exitCode === null) await new Promise((r) => setTimeout(r, 25));
+    expect(first.child.exitCode, first.output()).toBeNull();
     // Kill the whole process group (npx → tsx → node) the hard way.
     process.kill(-first.child.pid!, 'SIGKILL');
     await first.done;
