@@ -2,7 +2,7 @@
 // Per-dialect request bodies, usage, errors and detection are in upstream-dialects.test.ts.
 import { describe, expect, it } from 'vitest';
 import { extractJson } from '../src/openai/extract-json.ts';
-import { readSseBatches } from '../src/upstream/read-sse-data.ts';
+import { readSseBatches } from '../src/upstream/read-sse-batches.ts';
 import { createThinkSplitter } from '../src/upstream/think-splitter.ts';
 
 function split(pieces: string[]) {

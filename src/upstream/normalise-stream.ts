@@ -5,7 +5,7 @@
 import type { UpstreamDialect } from './dialects/upstream-dialect.ts';
 import { openaiCompatibleDialect } from './dialects/openai-compatible.ts';
 import type { FinishReason, UpstreamDelta, Usage } from './model-upstream.ts';
-import { readSseBatches } from './read-sse-data.ts';
+import { readSseBatches } from './read-sse-batches.ts';
 import { createThinkSplitter, type TextPiece } from './think-splitter.ts';
 import { UpstreamError } from './upstream-error.ts';
 import { isRealReasoning, upstreamNotes } from './upstream-notes.ts';
