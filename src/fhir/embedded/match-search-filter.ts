@@ -12,9 +12,9 @@ import {
 } from '@medplum/core';
 import type { Resource } from '@medplum/fhirtypes';
 import type { SearchFilter, SearchValue } from './parse-search-query.ts';
-import { normalizeReference, searchValues } from './search-values.ts';
+import { normaliseReference, searchValues } from './search-values.ts';
 
-export function normalizeText(s: string): string {
+export function normaliseText(s: string): string {
   return s.normalize('NFD').replace(/[\u0300-\u036f]/g, '').toLowerCase();
 }
 
@@ -29,7 +29,7 @@ function leafStrings(value: unknown, out: string[] = []): string[] {
 
 /** The reference a filter value means: `Type/id`, or `*\/id` when the target type is open. */
 export function filterReference(filter: SearchFilter, value: string): string {
-  if (value.includes('/')) return normalizeReference(value);
+  if (value.includes('/')) return normaliseReference(value);
   if (filter.modifier && filter.modifier !== 'identifier') return `${filter.modifier}/${value}`;
   const targets = filter.param.target ?? [];
   return targets.length === 1 ? `${targets[0]}/${value}` : `*/${value}`;
@@ -45,17 +45,17 @@ function matchesReference(values: TypedValue[], filter: SearchFilter, v: string)
     });
   }
   const wanted = filterReference(filter, v);
-  const refs = convertToSearchableReferences(values).map(normalizeReference);
+  const refs = convertToSearchableReferences(values).map(normaliseReference);
   return wanted.startsWith('*/') ? refs.some((r) => r.endsWith(wanted.slice(1))) : refs.includes(wanted);
 }
 
 function matchesToken(values: TypedValue[], filter: SearchFilter, v: string): boolean {
   if (filter.modifier === 'text') {
-    const wanted = normalizeText(v);
+    const wanted = normaliseText(v);
     return values.some((t) => {
       const cc = t.value as { text?: string; display?: string; coding?: Array<{ display?: string }> };
       const texts = [cc?.text, cc?.display, ...(cc?.coding ?? []).map((c) => c.display)];
-      return texts.some((s) => s && normalizeText(s).startsWith(wanted));
+      return texts.some((s) => s && normaliseText(s).startsWith(wanted));
     });
   }
   const bar = v.indexOf('|');
@@ -72,9 +72,9 @@ function matchesToken(values: TypedValue[], filter: SearchFilter, v: string): bo
 function matchesString(values: TypedValue[], filter: SearchFilter, v: string): boolean {
   const strings = values.flatMap((t) => leafStrings(t.value));
   if (filter.modifier === 'exact') return strings.includes(v);
-  const wanted = normalizeText(v);
-  if (filter.modifier === 'contains') return strings.some((s) => normalizeText(s).includes(wanted));
-  return strings.some((s) => normalizeText(s).startsWith(wanted));
+  const wanted = normaliseText(v);
+  if (filter.modifier === 'contains') return strings.some((s) => normaliseText(s).includes(wanted));
+  return strings.some((s) => normaliseText(s).startsWith(wanted));
 }
 
 function compareRange(prefix: string, start: string, end: string, fStart: string, fEnd: string): boolean {

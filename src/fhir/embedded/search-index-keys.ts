@@ -2,7 +2,7 @@
 // Patient-scoped clinical queries (patient/subject + code) are the hot path; everything else scans.
 import { convertToSearchableReferences, convertToSearchableTokens } from '@medplum/core';
 import type { Resource } from '@medplum/fhirtypes';
-import { findSearchParameter, normalizeReference, searchValues } from './search-values.ts';
+import { findSearchParameter, normaliseReference, searchValues } from './search-values.ts';
 
 export const INDEXED_PARAMS = ['patient', 'subject', 'code', 'identifier'] as const;
 
@@ -25,7 +25,7 @@ export function tokenKey(system: string | undefined, value: string): string {
   return system === undefined ? `v:${value.toLowerCase()}` : `s:${system.toLowerCase()}|${value.toLowerCase()}`;
 }
 
-/** Index keys per parameter: normalized references, or token keys with and without system. */
+/** Index keys per parameter: normalised references, or token keys with and without system. */
 export function indexKeys(resource: Resource): Array<[string, string]> {
   const out: Array<[string, string]> = [];
   for (const code of indexedParams(resource.resourceType)) {
@@ -33,7 +33,7 @@ export function indexKeys(resource: Resource): Array<[string, string]> {
     const values = searchValues(resource, param);
     if (!values.length) continue;
     if (param.type === 'reference') {
-      for (const ref of convertToSearchableReferences(values)) if (ref) out.push([code, normalizeReference(ref)]);
+      for (const ref of convertToSearchableReferences(values)) if (ref) out.push([code, normaliseReference(ref)]);
     } else {
       for (const token of convertToSearchableTokens(values)) {
         if (!token.value) continue;

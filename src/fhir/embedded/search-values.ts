@@ -52,7 +52,7 @@ export function searchValues(resource: Resource, param: SearchParameter): TypedV
 const REFERENCE = new RegExp(`(?:^|/)([A-Z][A-Za-z]+/${FHIR_ID_PATTERN})(?:/_history/[^/]+)?$`);
 
 /** `Patient/1` from `Patient/1`, `http://host/fhir/Patient/1` or `Patient/1/_history/2`. */
-export function normalizeReference(reference: string): string {
+export function normaliseReference(reference: string): string {
   const m = REFERENCE.exec(reference);
   return m ? m[1] : reference;
 }
