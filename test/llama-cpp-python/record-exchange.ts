@@ -1,5 +1,5 @@
-// Capturing real HTTP exchanges for fixtures: one request sent straight to the server, or every request the
-// gateway sends through a pass-through proxy. Responses are kept as received: the status, the headers that
+// Capturing real HTTP exchanges: one request sent straight to the server, or every request the gateway sends
+// through a pass-through proxy (the recorder's fixtures, and what the live suite checks). Responses are kept as received: the status, the headers that
 // matter to a client, and the body (parsed when JSON, the raw text otherwise, so SSE framing survives).
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -31,17 +31,33 @@ function parsedBody(text: string, contentType: string): unknown {
 
 export type SendResult = { response: ExchangeResponse; error?: undefined } | { response: null; error: { code?: string; message: string } };
 
+export interface SendOptions {
+  rawBody?: string;
+  timeoutMs?: number;
+  /** Called with the status and kept headers before the body, then with each piece of it as it arrives. */
+  onHead?: (status: number, headers: Record<string, string>) => void;
+  onBytes?: (bytes: Uint8Array) => void;
+}
+
 /** One request to `<origin><path>`; a connection that dies comes back as `error`, never as a throw. */
-export async function send(origin: string, request: ExchangeRequest, o: { rawBody?: string; timeoutMs?: number } = {}): Promise<SendResult> {
+export async function send(origin: string, request: ExchangeRequest, o: SendOptions = {}): Promise<SendResult> {
   try {
     const res = await fetch(`${origin}${request.path}`, {
       method: request.method,
       headers: request.body === undefined && o.rawBody === undefined ? {} : { 'content-type': 'application/json' },
       body: o.rawBody ?? (request.body === undefined ? undefined : JSON.stringify(request.body)),
-      signal: AbortSignal.timeout(o.timeoutMs ?? 600_000),
+      signal: AbortSignal.timeout(o.timeoutMs ?? 1_800_000),
     });
-    const text = await res.text();
     const headers = keptHeaders(res.headers);
+    o.onHead?.(res.status, headers);
+    const decoder = new TextDecoder();
+    let text = '';
+    const reader = res.body?.getReader();
+    for (let r = await reader?.read(); r && !r.done; r = await reader!.read()) {
+      text += decoder.decode(r.value, { stream: true });
+      o.onBytes?.(r.value);
+    }
+    text += decoder.decode();
     return { response: { status: res.status, headers, body: parsedBody(text, headers['content-type'] ?? '') } };
   } catch (err) {
     const cause = (err as { cause?: { code?: string; message?: string } }).cause;
@@ -75,15 +91,15 @@ export async function startRecordingProxy(target: string): Promise<RecordingProx
       body = raw;
     }
     const request: ExchangeRequest = { method: req.method ?? 'GET', path, ...(body === undefined ? {} : { body }) };
-    const result = await send(target, request, { rawBody: raw || undefined });
+    // Streamed through as it arrives, so the gateway sees the server's pacing; recorded whole.
+    const result = await send(target, request, {
+      rawBody: raw || undefined,
+      onHead: (status, headers) => res.writeHead(status, headers),
+      onBytes: (bytes) => res.write(bytes),
+    });
     exchanges.push({ request, result });
-    if (!result.response) {
-      res.socket?.destroy();
-      return;
-    }
-    const { status, headers, body: replyBody } = result.response;
-    res.writeHead(status, headers);
-    res.end(typeof replyBody === 'string' ? replyBody : JSON.stringify(replyBody));
+    if (result.response) res.end();
+    else res.socket?.destroy();
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
