@@ -1,8 +1,11 @@
-// Config → the live dependencies of the app: the model upstream (wrapped by the FHIR agent loop when server tools
-// are on), the FHIR client the tools use, and the embedded FHIR server when no external one is configured.
-// Everything with I/O is created here, not in app.ts.
+// Config + injected collaborators → the live dependencies of the app: the model upstream (wrapped by the FHIR
+// agent loop when server tools are on), the FHIR client the tools use, and the embedded FHIR server when no
+// external one is configured. Everything with I/O is created here, not in app.ts. The tools and the seed data
+// come in as arguments: src/compose-gateway.ts (the composition root) is where they are chosen.
+import type { Bundle } from '@medplum/fhirtypes';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { createAgentUpstream } from './agent/create-agent-upstream.ts';
+import type { ServerTools } from './agent/tool-contract.ts';
 import type { AppDeps } from './app.ts';
 import type { Config } from './config.ts';
 import { embeddedFhirPlugin } from './fhir/embedded/embedded-fhir-plugin.ts';
@@ -15,7 +18,6 @@ import { createOpenAiCompatibleUpstream } from './upstream/openai-compatible-ups
 import { loadLocalModel, type LocalModel } from './upstream/local/load-local-model.ts';
 import { applyToolMode } from './upstream/prompted-tools/apply-tool-mode.ts';
 import { warmPrefix } from './upstream/local/warm-prefix.ts';
-import { openAiToolDefinitions } from '../tools/index.ts';
 
 export interface GatewayDeps {
   upstream: ModelUpstream | null;
@@ -24,6 +26,17 @@ export interface GatewayDeps {
   /** Present when FHIR_BASE_URL is unset: the in-process server mounted at /fhir. */
   fhirServer?: EmbeddedFhirServer;
   close(): Promise<void>;
+}
+
+export interface GatewayDepsOptions {
+  /** The FHIR tools the agent loop offers the model and runs. */
+  tools: ServerTools;
+  /** Bundles loaded into the embedded FHIR server at boot; none = an empty store. Unused with an external server. */
+  seed?: () => Promise<Bundle[]>;
+  /** The FHIR client for the tools instead of FHIR_BASE_URL or the embedded server (then nothing is mounted at /fhir). */
+  fhir?: FhirClient;
+  /** The model instead of UPSTREAM_BASE_URL or LOCAL_MODEL; wrapped like a remote one (UPSTREAM_TOOL_MODE, the tool loop). */
+  model?: ModelUpstream;
 }
 
 export async function createModelUpstream(config: Config, logger: FastifyBaseLogger): Promise<ModelUpstream | null> {
@@ -43,19 +56,22 @@ export async function createModelUpstream(config: Config, logger: FastifyBaseLog
   });
 }
 
-async function createFhirSide(config: Config, logger: FastifyBaseLogger): Promise<Pick<GatewayDeps, 'fhir' | 'fhirServer' | 'plugins'>> {
+async function createFhirSide(
+  config: Config,
+  logger: FastifyBaseLogger,
+  { seed, fhir: injected }: Pick<GatewayDepsOptions, 'seed' | 'fhir'>,
+): Promise<Pick<GatewayDeps, 'fhir' | 'fhirServer' | 'plugins'>> {
+  if (injected) return { fhir: injected, plugins: [] };
   if (config.FHIR_BASE_URL) {
     logger.info({ fhirBaseUrl: config.FHIR_BASE_URL, auth: Boolean(config.FHIR_AUTH_HEADER) }, 'external FHIR server');
     const headers = config.FHIR_AUTH_HEADER ? { authorization: config.FHIR_AUTH_HEADER } : undefined;
     return { fhir: createMedplumFhirClient({ baseUrl: config.FHIR_BASE_URL, headers }), plugins: [] };
   }
   const fhirServer = await createEmbeddedFhirServer();
-  if (config.FHIR_SEED) {
+  if (seed) {
     const started = performance.now();
-    // Loaded lazily: the fixtures module reads committed JSON from disk.
-    const { loadSyntheticEhrBundles } = await import('../fixtures/synthetic-ehr.ts');
-    await fhirServer.loadBundles(await loadSyntheticEhrBundles());
-    logger.info({ resources: fhirServer.count(), ms: Math.round(performance.now() - started) }, 'embedded FHIR server seeded with the synthetic EHR');
+    await fhirServer.loadBundles(await seed());
+    logger.info({ resources: fhirServer.count(), ms: Math.round(performance.now() - started) }, 'embedded FHIR server seeded');
   }
   // The tools talk to the embedded server in process (no sockets); HTTP clients reach the same store at /fhir.
   const fhir = createMedplumFhirClient({ baseUrl: fhirServer.baseUrl, fetch: fhirServer.fetch, retries: 0 });
@@ -81,11 +97,16 @@ async function createLocalUpstream(config: Config, logger: FastifyBaseLogger): P
   return local;
 }
 
-export async function createGatewayDeps(config: Config, logger: FastifyBaseLogger): Promise<GatewayDeps & Pick<AppDeps, 'upstream'>> {
-  if (config.LOCAL_MODEL && config.UPSTREAM_BASE_URL) logger.warn('LOCAL_MODEL is ignored: UPSTREAM_BASE_URL is set');
-  const [remote, local, fhirSide] = await Promise.all([createModelUpstream(config, logger), createLocalUpstream(config, logger), createFhirSide(config, logger)]);
+export async function createGatewayDeps(config: Config, logger: FastifyBaseLogger, options: GatewayDepsOptions): Promise<GatewayDeps & Pick<AppDeps, 'upstream'>> {
+  if (config.LOCAL_MODEL && config.UPSTREAM_BASE_URL && !options.model) logger.warn('LOCAL_MODEL is ignored: UPSTREAM_BASE_URL is set');
+  const [remote, local, fhirSide] = await Promise.all([
+    options.model ?? createModelUpstream(config, logger),
+    options.model ? null : createLocalUpstream(config, logger),
+    createFhirSide(config, logger, options),
+  ]);
   // Remote servers that ignore `tools` get them in the prompt instead; the in-process model calls tools natively.
   const model = remote ? applyToolMode(remote, config.UPSTREAM_TOOL_MODE) : (local?.upstream ?? null);
+  const toolDefinitions = options.tools.definitions({ writesEnabled: config.FHIR_WRITE_TOOLS });
   const upstream =
     model && config.SERVER_TOOLS
       ? createAgentUpstream({
@@ -93,12 +114,14 @@ export async function createGatewayDeps(config: Config, logger: FastifyBaseLogge
           fhir: fhirSide.fhir,
           writesEnabled: config.FHIR_WRITE_TOOLS,
           limits: { maxSteps: config.AGENT_MAX_STEPS, maxToolCalls: config.AGENT_MAX_TOOL_CALLS, deadlineMs: config.AGENT_DEADLINE_MS },
+          executeTool: options.tools.execute,
+          toolDefinitions,
         })
       : model;
   const warming = new AbortController();
   let warm: Promise<unknown> = Promise.resolve();
   if (local && config.SERVER_TOOLS && config.LOCAL_MODEL_WARM) {
-    warm = warmPrefix({ upstream: local.upstream, tools: openAiToolDefinitions({ writesEnabled: config.FHIR_WRITE_TOOLS }), signal: warming.signal }).then(
+    warm = warmPrefix({ upstream: local.upstream, tools: toolDefinitions, signal: warming.signal }).then(
       (w) => logger.info(w, 'in-process model: FHIR tool prompt prefix cached'),
       (err: unknown) => warming.signal.aborted || logger.warn({ err: (err as Error).message }, 'in-process model: warming the tool prefix failed'),
     );

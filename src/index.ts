@@ -1,11 +1,13 @@
-// The package's public surface. `tools` (the OpenAI tool definitions) and the handler registry come from
-// tools/index.ts; the rest lets an embedder build the gateway around its own upstream or FHIR client.
+// The package's public surface. `composeGateway` builds the gateway, with its own model, FHIR client, tools or
+// seed data if an embedder passes them; the tools themselves are re-exported from tools/index.ts.
 export { buildApp, type AppDeps } from './app.ts';
 export { configHelp, loadConfig, ConfigError, type Config } from './config.ts';
-export { createGatewayDeps, createModelUpstream, type GatewayDeps } from './gateway-deps.ts';
+export { composeGateway, fhirTools, type ComposeGatewayOptions, type ComposedGateway } from './compose-gateway.ts';
+export { createGatewayDeps, createModelUpstream, type GatewayDeps, type GatewayDepsOptions } from './gateway-deps.ts';
 export { startServer } from './server.ts';
 export { createAgentUpstream, type AgentUpstreamOptions } from './agent/create-agent-upstream.ts';
 export type { AgentAudit, AuditToolCall, StopReason } from './agent/agent-audit.ts';
+export type { ExecuteToolFn, ServerTools, ToolContext, ToolResult, WrittenResource } from './agent/tool-contract.ts';
 export { createOpenAiCompatibleUpstream } from './upstream/openai-compatible-upstream.ts';
 export type { ModelUpstream, ChatParams, UpstreamCompletion, UpstreamDelta } from './upstream/model-upstream.ts';
 export { createMedplumFhirClient } from './fhir/medplum-fhir-client.ts';

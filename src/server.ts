@@ -1,9 +1,8 @@
-// The only file that listens: config → logger → deps → app → listen, and a graceful close.
+// The only file that listens: config → logger → composeGateway → listen, and a graceful close.
 import { pathToFileURL } from 'node:url';
 import { pino } from 'pino';
-import { buildApp } from './app.ts';
+import { composeGateway } from './compose-gateway.ts';
 import { ConfigError, configHelp, loadConfig } from './config.ts';
-import { createGatewayDeps } from './gateway-deps.ts';
 import { LocalModelError } from './upstream/local/load-local-model.ts';
 
 export interface RunningServer {
@@ -20,24 +19,25 @@ export async function startServer(env: Record<string, string | undefined>): Prom
     redact: { paths: ['req.headers.authorization', 'headers.authorization', '*.apiKey', '*.API_KEYS', '*.UPSTREAM_API_KEY'], censor: '[redacted]' },
   });
   if (!config.authEnabled) logger.warn({ host: config.HOST }, 'API_KEYS is not set: authentication is OFF (allowed on loopback only)');
-  const deps = await createGatewayDeps(config, logger);
+  const { app, deps, close } = await composeGateway({ config, logger });
   if (!deps.upstream) {
     logger.info(
       'no model connected: set UPSTREAM_BASE_URL, e.g. UPSTREAM_BASE_URL=http://127.0.0.1:11434/v1 UPSTREAM_MODEL=qwen3:8b (Ollama) or http://127.0.0.1:8000/v1 (vLLM), or LOCAL_MODEL=<file.gguf> to run a model in process; chat requests answer 503 until then',
     );
   }
-  const app = await buildApp({ config, upstream: deps.upstream, logger, plugins: deps.plugins });
-  await app.listen({ port: config.PORT, host: config.HOST });
+  try {
+    await app.listen({ port: config.PORT, host: config.HOST });
+  } catch (err) {
+    await close();
+    throw err;
+  }
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.PORT;
   const host = config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST;
   return {
     port,
     baseUrl: `http://${host}:${port}`,
-    close: async () => {
-      await app.close();
-      await deps.close();
-    },
+    close,
   };
 }
 

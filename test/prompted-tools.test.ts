@@ -5,11 +5,9 @@
 import OpenAI from 'openai';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAgentUpstream } from '../src/agent/create-agent-upstream.ts';
 import { createScriptedUpstream, toolCall, usage, type ScriptedStep, type ScriptedUpstream } from '../src/agent/testing/scripted-upstream.ts';
-import { buildApp } from '../src/app.ts';
+import { composeGateway } from '../src/compose-gateway.ts';
 import { loadConfig } from '../src/config.ts';
-import { createGatewayDeps } from '../src/gateway-deps.ts';
 import type { ChatParams, ModelUpstream, UpstreamDelta } from '../src/upstream/model-upstream.ts';
 import type { ChatMessage, FunctionTool } from '../src/openai/chat-request.ts';
 import { applyToolMode } from '../src/upstream/prompted-tools/apply-tool-mode.ts';
@@ -379,37 +377,26 @@ describe('prompted tools upstream (scripted model)', () => {
 });
 
 // The whole loop: openai SDK → gateway (real HTTP) → agent loop → prompted tools → scripted model, with the FHIR
-// tools against the seeded embedded server. The FHIR side comes from the composition root; only the model is scripted.
+// tools against the seeded embedded server. The gateway comes from the composition root; only the model is scripted.
 describe.each(['create', 'stream'] as const)('server-side FHIR loop over prompted tool calls (%s)', (mode) => {
   let gw: RunningGateway;
   let scripted: ScriptedUpstream;
   let close: () => Promise<void>;
 
   beforeAll(async () => {
-    const config = loadConfig({ HOST: '127.0.0.1', PORT: '0', API_KEYS: TEST_KEY, MODEL_ID: TEST_MODEL, FHIR_SEED: 'true', LOG_LEVEL: 'silent' });
-    const logger = pino({ level: 'silent' });
-    const deps = await createGatewayDeps(config, logger); // no UPSTREAM_BASE_URL: the FHIR side only
+    const config = loadConfig({ HOST: '127.0.0.1', PORT: '0', API_KEYS: TEST_KEY, MODEL_ID: TEST_MODEL, FHIR_SEED: 'true', UPSTREAM_TOOL_MODE: 'prompted', LOG_LEVEL: 'silent' });
     const model: ModelUpstream = {
       flavour: 'openai',
       model: 'scripted',
       doGenerate: (p, o) => scripted.doGenerate(p, o),
       doStream: (p, o) => scripted.doStream(p, o),
     };
-    const upstream = createAgentUpstream({
-      upstream: applyToolMode(model, 'prompted'),
-      fhir: deps.fhir,
-      writesEnabled: false,
-      limits: { maxSteps: config.AGENT_MAX_STEPS, maxToolCalls: config.AGENT_MAX_TOOL_CALLS, deadlineMs: config.AGENT_DEADLINE_MS },
-    });
-    const app = await buildApp({ config, upstream, logger, plugins: deps.plugins });
-    const baseUrl = await app.listen({ port: 0, host: '127.0.0.1' });
+    const gateway = await composeGateway({ config, logger: pino({ level: 'silent' }), model });
+    const baseUrl = await gateway.app.listen({ port: 0, host: '127.0.0.1' });
     const client = new OpenAI({ baseURL: `${baseUrl}/v1`, apiKey: TEST_KEY, maxRetries: 0, timeout: 20_000 });
     // agent-kit's generated/streamed use only the client and the model id.
-    gw = { baseUrl, apiKey: TEST_KEY, model: TEST_MODEL, client, fhirServer: deps.fhirServer, logs: [] } as unknown as RunningGateway;
-    close = async () => {
-      await app.close();
-      await deps.close();
-    };
+    gw = { baseUrl, apiKey: TEST_KEY, model: TEST_MODEL, client, fhirServer: gateway.deps.fhirServer, logs: [] } as unknown as RunningGateway;
+    close = gateway.close;
   });
   afterAll(() => close?.());
 

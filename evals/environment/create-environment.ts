@@ -1,7 +1,11 @@
 // Chooses the FHIR backend for a run: an external server (FHIR_BASE_URL, e.g. HAPI or the MedAgentBench image)
-// with per-scenario cleanup, or the embedded store loaded with the dataset's EHR and forked per scenario.
+// with per-scenario cleanup, or the embedded store loaded with the dataset's EHR and forked per scenario. The
+// embedded store is the one the gateway's composition root builds and seeds, so it is the store a gateway serves.
 import type { Bundle } from '@medplum/fhirtypes';
-import { createEmbeddedFhirServer } from '../../src/fhir/embedded/embedded-fhir-server.ts';
+import { pino } from 'pino';
+import { composeGateway, type ComposedGateway } from '../../src/compose-gateway.ts';
+import { loadConfig } from '../../src/config.ts';
+import type { EmbeddedFhirServer } from '../../src/fhir/embedded/embedded-fhir-server.ts';
 import type { FhirClient } from '../../src/fhir/fhir-client.ts';
 import { createMedplumFhirClient } from '../../src/fhir/medplum-fhir-client.ts';
 import { cleanupEnvironment, forkEnvironment, type ClientFactory, type FhirEnvironment } from './fhir-environment.ts';
@@ -19,8 +23,11 @@ export interface EnvironmentSpec {
 
 export interface CreatedEnvironment {
   environment: FhirEnvironment;
-  /** The embedded server, when one was created (a gateway under test can be pointed at it). */
-  embedded?: { fetch: typeof fetch; handle: (...args: never[]) => unknown };
+  /** The embedded server, when one was created. */
+  embedded?: EmbeddedFhirServer;
+  /** The gateway composed over the embedded store (built, not listening; no model): listen on it to serve the store
+   * at /fhir to an agent in another process. Closed with the environment. */
+  gateway?: ComposedGateway;
 }
 
 export async function createEnvironment(spec: EnvironmentSpec): Promise<CreatedEnvironment> {
@@ -31,12 +38,19 @@ export async function createEnvironment(spec: EnvironmentSpec): Promise<CreatedE
       environment: cleanupEnvironment({ baseUrl: spec.fhirBaseUrl, headers: spec.headers, makeClient, description: `external ${spec.fhirBaseUrl}, writes deleted after each scenario` }),
     };
   }
-  const server = await createEmbeddedFhirServer({ baseUrl: 'http://embedded.local/fhir' });
-  await server.loadBundles(await spec.bundles());
-  const environment = spec.shared
-    ? cleanupEnvironment({ baseUrl: 'http://embedded.local/fhir', fetch: server.fetch, makeClient, description: 'embedded store shared with the gateway, writes deleted after each scenario' })
+  const gateway = await composeGateway({ config: loadConfig({ FHIR_SEED: 'true', LOG_LEVEL: 'silent' }), logger: pino({ level: 'silent' }), seed: spec.bundles });
+  const server = gateway.deps.fhirServer!;
+  const inner = spec.shared
+    ? cleanupEnvironment({ baseUrl: server.baseUrl, fetch: server.fetch, makeClient, description: 'embedded store shared with the gateway, writes deleted after each scenario' })
     : forkEnvironment(server, makeClient);
-  return { environment, embedded: server as unknown as CreatedEnvironment['embedded'] };
+  const environment: FhirEnvironment = {
+    ...inner,
+    close: async () => {
+      await inner.close();
+      await gateway.close();
+    },
+  };
+  return { environment, embedded: server, gateway };
 }
 
 async function uploadBundles(fhir: FhirClient, bundles: Bundle[]): Promise<void> {

@@ -1,7 +1,7 @@
 // The agent loop's contract: the `fhir_agent` extension (audit trail) and the injected tool executor.
 // Types only. Field names are snake_case because they go on the wire as they are.
 import type { FhirRequestTrace } from '../fhir/fhir-client.ts';
-import type { ToolContext, ToolResult, WrittenResource } from '../../tools/tool.ts';
+import type { WrittenResource } from './tool-contract.ts';
 import type { FinishReason, Usage } from '../upstream/model-upstream.ts';
 
 /** Why the loop stopped. Limits end the response with `finish_reason: length`. */
@@ -16,8 +16,7 @@ export interface AgentLimits {
   deadlineMs: number;
 }
 
-/** Same signature as `executeTool` in tools/index.ts: never throws, failures come back as `{ok:false}`. */
-export type ExecuteToolFn = (name: string, argumentsJson: string, ctx: ToolContext) => Promise<ToolResult>;
+export type { ExecuteToolFn } from './tool-contract.ts';
 
 export interface AuditStep {
   index: number;

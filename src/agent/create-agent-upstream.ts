@@ -27,10 +27,10 @@ export interface AgentUpstreamOptions {
   /** The tools' clock ("now" for relative dates). */
   now?: () => Date;
   generateId?: () => string;
-  /** Defaults to `executeTool` from tools/index.ts. */
-  executeTool?: ExecuteToolFn;
-  /** Defaults to `openAiToolDefinitions({ writesEnabled })` from tools/index.ts. */
-  toolDefinitions?: FunctionTool[];
+  /** Runs a server tool call (the composition root passes tools/index.ts's `executeTool`). */
+  executeTool: ExecuteToolFn;
+  /** The server tools offered to the model, already filtered for `writesEnabled`. */
+  toolDefinitions: FunctionTool[];
   /** Interval of streamed keep-alives while tools run. */
   keepaliveMs?: number;
   /** Server results kept for follow-ups to mixed turns; 0 disables the cache (results are re-executed). */
@@ -57,8 +57,9 @@ export function createAgentUpstream(opts: AgentUpstreamOptions): ModelUpstream {
   };
   const keepaliveMs = opts.keepaliveMs ?? 3000;
 
+  const { executeTool, toolDefinitions } = opts;
+
   async function prepare(params: ChatParams, signal: AbortSignal | undefined, runStep: StepRunner) {
-    const { executeTool, toolDefinitions } = await resolveTools(opts);
     const loop: AgentLoopOptions = {
       ...base,
       params,
@@ -142,18 +143,5 @@ export function createAgentUpstream(opts: AgentUpstreamOptions): ModelUpstream {
       await Promise.race([ready, finished.then(() => undefined)]);
       return channel;
     },
-  };
-}
-
-let defaults: Promise<{ executeTool: ExecuteToolFn; openAiToolDefinitions: (o: { writesEnabled: boolean }) => FunctionTool[] }> | undefined;
-
-/** tools/index.ts is loaded on first use only, so the loop can be used (and tested) with injected tools alone. */
-async function resolveTools(opts: AgentUpstreamOptions): Promise<{ executeTool: ExecuteToolFn; toolDefinitions: FunctionTool[] }> {
-  if (opts.executeTool && opts.toolDefinitions) return { executeTool: opts.executeTool, toolDefinitions: opts.toolDefinitions };
-  defaults ??= import('../../tools/index.ts');
-  const tools = await defaults;
-  return {
-    executeTool: opts.executeTool ?? tools.executeTool,
-    toolDefinitions: opts.toolDefinitions ?? tools.openAiToolDefinitions({ writesEnabled: opts.writesEnabled }),
   };
 }

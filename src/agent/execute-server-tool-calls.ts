@@ -1,5 +1,5 @@
 import type { FhirClient, FhirRequestTrace } from '../fhir/fhir-client.ts';
-import type { ToolResult } from '../../tools/tool.ts';
+import type { ToolResult } from './tool-contract.ts';
 import type { ToolCall } from '../openai/chat-request.ts';
 import type { AuditToolCall, ExecuteToolFn } from './agent-audit.ts';
 

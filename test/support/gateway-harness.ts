@@ -1,9 +1,9 @@
 // A real gateway on a loopback port in front of a fake upstream, plus an official openai SDK client for it.
 import OpenAI from 'openai';
 import { pino } from 'pino';
-import { buildApp } from '../../src/app.ts';
+import { composeGateway } from '../../src/compose-gateway.ts';
 import { loadConfig } from '../../src/config.ts';
-import { createGatewayDeps } from '../../src/gateway-deps.ts';
+import type { EmbeddedFhirServer } from '../../src/fhir/embedded/embedded-fhir-server.ts';
 import { startFakeUpstream, type FakeHandler, type FakeUpstream } from './fake-upstream.ts';
 
 export const TEST_KEY = 'sk-test-0123456789';
@@ -16,7 +16,7 @@ export interface RunningGateway {
   client: OpenAI;
   fake: FakeUpstream;
   /** The embedded FHIR server, when the gateway runs one. */
-  fhirServer: import("../../src/fhir/embedded/embedded-fhir-server.ts").EmbeddedFhirServer | undefined;
+  fhirServer: EmbeddedFhirServer | undefined;
   logs: string[];
   close(): Promise<void>;
 }
@@ -39,20 +39,18 @@ export async function startGateway(o: { env?: Record<string, string>; handler?: 
   });
   const logs: string[] = [];
   const logger = pino({ level: config.LOG_LEVEL }, { write: (line: string) => void logs.push(line) });
-  const deps = await createGatewayDeps(config, logger);
-  const app = await buildApp({ config, upstream: deps.upstream, logger, plugins: deps.plugins });
-  const address = await app.listen({ port: 0, host: '127.0.0.1' });
+  const gateway = await composeGateway({ config, logger });
+  const address = await gateway.app.listen({ port: 0, host: '127.0.0.1' });
   return {
     baseUrl: address,
     apiKey: TEST_KEY,
     model: TEST_MODEL,
     client: new OpenAI({ baseURL: `${address}/v1`, apiKey: TEST_KEY, maxRetries: 0, timeout: 20_000 }),
     fake,
-    fhirServer: deps.fhirServer,
+    fhirServer: gateway.deps.fhirServer,
     logs,
     close: async () => {
-      await app.close();
-      await deps.close();
+      await gateway.close();
       await fake.close();
     },
   };

@@ -1,0 +1,45 @@
+// The contract between the agent loop and the FHIR tools it runs server-side. Types only: tools/ implements it,
+// the loop consumes it, and the composition root (src/compose-gateway.ts) is the one place that joins the two.
+import type { FhirClient, FhirRequestTrace } from '../fhir/fhir-client.ts';
+import type { FunctionTool } from '../openai/chat-request.ts';
+
+export interface ToolContext {
+  fhir: FhirClient;
+  signal?: AbortSignal;
+  now: () => Date;
+  /** Write tools refuse unless this is true. Off by default everywhere. */
+  writesEnabled: boolean;
+  /** Stable per tool call (e.g. the model's tool_call id); write tools derive their idempotency key from it. */
+  callId: string;
+  onTrace?: (trace: FhirRequestTrace) => void;
+}
+
+export interface WrittenResource {
+  resourceType: string;
+  id: string;
+  /** False when a conditional create found the resource already there (a retry). */
+  created: boolean;
+}
+
+export type ToolResult =
+  | { ok: true; content: unknown; written?: WrittenResource[] }
+  | {
+      ok: false;
+      error: {
+        /** invalid_arguments | unknown_tool | writes_disabled | fhir_error | timeout | aborted | internal_error */
+        code: string;
+        message: string;
+        status?: number;
+        details?: unknown;
+      };
+    };
+
+/** Runs one model tool call. Never throws: failures come back as `{ok:false}` for the model to read. */
+export type ExecuteToolFn = (name: string, argumentsJson: string, ctx: ToolContext) => Promise<ToolResult>;
+
+/** The tools a gateway offers the model and runs for it. */
+export interface ServerTools {
+  /** OpenAI function definitions: the read tools, plus the write tools only when writes are enabled. */
+  definitions(opts: { writesEnabled: boolean }): FunctionTool[];
+  execute: ExecuteToolFn;
+}
