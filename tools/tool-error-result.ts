@@ -1,11 +1,11 @@
 // Failures as values: every error a tool can meet becomes a ToolResult the model can read and act on.
 import { z } from 'zod';
 import { FhirError } from '../src/fhir/fhir-client.ts';
-import type { ToolContext, ToolResult } from './tool.ts';
+import type { ToolContext, ToolErrorCode, ToolResult } from './tool.ts';
 
 type ToolFailure = Extract<ToolResult, { ok: false }>;
 
-export function toolFailure(code: string, message: string, extra: { status?: number; details?: unknown } = {}): ToolFailure {
+export function toolFailure(code: ToolErrorCode, message: string, extra: { status?: number; details?: unknown } = {}): ToolFailure {
   return { ok: false, error: { code, message, ...extra } };
 }
 

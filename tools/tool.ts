@@ -3,7 +3,7 @@
 import type { z } from 'zod';
 import type { ToolContext, ToolResult } from '../src/agent/tool-contract.ts';
 
-export type { ToolContext, ToolResult, WrittenResource } from '../src/agent/tool-contract.ts';
+export type { ToolContext, ToolErrorCode, ToolResult, WrittenResource } from '../src/agent/tool-contract.ts';
 
 export interface ToolDefinition<S extends z.ZodObject = z.ZodObject> {
   name: string;

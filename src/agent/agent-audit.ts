@@ -1,7 +1,7 @@
 // The agent loop's contract: the `fhir_agent` extension (audit trail) and the injected tool executor.
 // Types only. Field names are snake_case because they go on the wire as they are.
 import type { FhirRequestTrace } from '../fhir/fhir-client.ts';
-import type { WrittenResource } from './tool-contract.ts';
+import type { ToolErrorCode, WrittenResource } from './tool-contract.ts';
 import type { FinishReason, Usage } from '../upstream/model-upstream.ts';
 
 /** Why the loop stopped. Limits end the response with `finish_reason: length`. */
@@ -35,7 +35,7 @@ export interface AuditToolCall {
   /** The step whose assistant message made this call; -1 for results filled in on a follow-up request. */
   step: number;
   ok: boolean;
-  error?: { code: string; message: string; status?: number };
+  error?: { code: ToolErrorCode; message: string; status?: number };
   fhir_requests: FhirRequestTrace[];
   duration_ms: number;
   /** Size of the `role: tool` message content sent upstream. */

@@ -21,13 +21,22 @@ export interface WrittenResource {
   created: boolean;
 }
 
+/** Why a tool call failed; the model reads it beside the message. */
+export type ToolErrorCode =
+  | 'invalid_arguments' // not JSON, or not the tool's schema: `details` lists the fields to fix
+  | 'unknown_tool' // `details.available` names the tools there are
+  | 'writes_disabled' // a write tool while writes are off
+  | 'fhir_error' // the FHIR server refused: its `status` and OperationOutcome message
+  | 'timeout'
+  | 'aborted'
+  | 'internal_error';
+
 export type ToolResult =
   | { ok: true; content: unknown; written?: WrittenResource[] }
   | {
       ok: false;
       error: {
-        /** invalid_arguments | unknown_tool | writes_disabled | fhir_error | timeout | aborted | internal_error */
-        code: string;
+        code: ToolErrorCode;
         message: string;
         status?: number;
         details?: unknown;
