@@ -14,6 +14,10 @@ import { toolRegistry, tools } from '../tools/index.ts';
 import { startGateway, type RunningGateway } from './support/gateway-harness.ts';
 
 const run = promisify(execFile);
+// Generous: the model shares two cores with the rest of the suite, and one thread generates ~100 tokens/s alone.
+const MODEL_TEST_MS = 180_000;
+/** The harness's client gives up after 20 s; a generation on a loaded machine may take longer. */
+const slow = (g: RunningGateway) => g.client.withOptions({ timeout: 150_000 });
 let modelFile = '';
 let skip: string | null = null;
 let gw: RunningGateway;
@@ -38,7 +42,7 @@ describe('in-process GGUF model through the gateway', () => {
   it('answers with generated text and real usage; stream and non-stream agree', async (ctx) => {
     if (skip) return ctx.skip(skip);
     const req = { model: gw.model, messages: QUESTION, temperature: 0, seed: 7, max_tokens: 40 };
-    const done = await gw.client.chat.completions.create(req);
+    const done = await slow(gw).chat.completions.create(req);
     const text = done.choices[0]!.message.content ?? '';
     expect(text.length).toBeGreaterThan(0);
     expect(['stop', 'length']).toContain(done.choices[0]!.finish_reason);
@@ -48,7 +52,7 @@ describe('in-process GGUF model through the gateway', () => {
     expect(usage.completion_tokens).toBeLessThanOrEqual(40);
     expect(usage.total_tokens).toBe(usage.prompt_tokens + usage.completion_tokens);
 
-    const stream = gw.client.chat.completions.stream({ ...req, stream_options: { include_usage: true } });
+    const stream = slow(gw).chat.completions.stream({ ...req, stream_options: { include_usage: true } });
     let chunks = 0;
     stream.on('content', () => chunks++);
     const final = await stream.finalChatCompletion();
@@ -56,23 +60,23 @@ describe('in-process GGUF model through the gateway', () => {
     expect(chunks).toBeGreaterThan(1);
     expect(final.usage?.prompt_tokens).toBe(usage.prompt_tokens);
     expect(final.usage?.completion_tokens).toBe(usage.completion_tokens);
-  });
+  }, MODEL_TEST_MS);
 
   it('reports cached_tokens when the prompt prefix is already in the KV cache', async (ctx) => {
     if (skip) return ctx.skip(skip);
     const system = { role: 'system' as const, content: `You are a careful clinical assistant. ${'Answer briefly. '.repeat(60)}` };
-    const ask = (q: string) => gw.client.chat.completions.create({ model: gw.model, messages: [system, { role: 'user', content: q }], temperature: 0, max_tokens: 4 });
+    const ask = (q: string) => slow(gw).chat.completions.create({ model: gw.model, messages: [system, { role: 'user', content: q }], temperature: 0, max_tokens: 4 });
     const first = await ask('What is a normal heart rate?');
     const second = await ask('What is a normal body temperature?');
     const cached = (second.usage as { prompt_tokens_details?: { cached_tokens?: number } }).prompt_tokens_details?.cached_tokens ?? 0;
     expect(first.usage!.prompt_tokens).toBeGreaterThan(150);
     expect(cached).toBeGreaterThan(150);
     expect(cached).toBeLessThan(second.usage!.prompt_tokens);
-  });
+  }, MODEL_TEST_MS);
 
   it('enforces max_tokens exactly, with finish_reason length and the partial text as content', async (ctx) => {
     if (skip) return ctx.skip(skip);
-    const res = await gw.client.chat.completions.create({
+    const res = await slow(gw).chat.completions.create({
       model: gw.model,
       messages: [{ role: 'user', content: 'Write a long story about a hospital.' }],
       temperature: 0,
@@ -81,7 +85,7 @@ describe('in-process GGUF model through the gateway', () => {
     expect(res.usage!.completion_tokens).toBe(5);
     expect(res.choices[0]!.finish_reason).toBe('length');
     expect(res.choices[0]!.message.content?.length).toBeGreaterThan(0);
-  });
+  }, MODEL_TEST_MS);
 
   it('JSON mode output parses on 20 of 20 tries', async (ctx) => {
     if (skip) return ctx.skip(skip);
@@ -95,7 +99,7 @@ describe('in-process GGUF model through the gateway', () => {
     };
     const values: unknown[] = [];
     for (let seed = 1; seed <= 20; seed++) {
-      const res = await gw.client.chat.completions.create({
+      const res = await slow(gw).chat.completions.create({
         model: gw.model,
         messages: [{ role: 'user', content: 'Give a colour and a count as JSON.' }],
         temperature: 0.8,
@@ -111,7 +115,7 @@ describe('in-process GGUF model through the gateway', () => {
     expect(values).toHaveLength(20);
     // Different seeds sample differently: the grammar constrains, it does not fix the answer.
     expect(new Set(values.map((v) => JSON.stringify(v))).size).toBeGreaterThan(1);
-    const plain = await gw.client.chat.completions.create({
+    const plain = await slow(gw).chat.completions.create({
       model: gw.model,
       messages: [{ role: 'user', content: 'Reply with a JSON object with your name.' }],
       temperature: 0,
@@ -119,12 +123,12 @@ describe('in-process GGUF model through the gateway', () => {
       response_format: { type: 'json_object' },
     });
     expect(typeof JSON.parse(plain.choices[0]!.message.content ?? '')).toBe('object');
-  }, 120_000);
+  }, MODEL_TEST_MS);
 
   it('a forced tool call yields arguments that pass the tool’s own zod schema', async (ctx) => {
     if (skip) return ctx.skip(skip);
     const tool = tools.find((t) => t.function.name === 'search_observations')!;
-    const res = await gw.client.chat.completions.create({
+    const res = await slow(gw).chat.completions.create({
       model: gw.model,
       messages: [{ role: 'user', content: 'Find the latest HbA1c (LOINC 4548-4) of patient S1000002.' }],
       tools,
@@ -141,14 +145,14 @@ describe('in-process GGUF model through the gateway', () => {
     // model's values, and the agent loop reports that back to the model. Shape is what is asserted here.
     expect(typeof args).toBe('object');
     expect(check.success || check.error.issues.every((i) => i.code === 'invalid_format')).toBe(true);
-  });
+  }, MODEL_TEST_MS);
 
   it('a client that disconnects mid-stream stops generation and frees its sequence', async (ctx) => {
     if (skip) return ctx.skip(skip);
     const one = await startGateway({ noUpstream: true, env: { LOCAL_MODEL: modelFile, LOCAL_MODEL_SEQUENCES: '1', LOCAL_MODEL_QUEUE: '0', LOG_LEVEL: 'warn' } });
     try {
       const controller = new AbortController();
-      const stream = await one.client.chat.completions.create(
+      const stream = await slow(one).chat.completions.create(
         { model: one.model, messages: [{ role: 'user', content: 'Count from one to five hundred.' }], max_tokens: 2000, stream: true },
         { signal: controller.signal },
       );
@@ -164,7 +168,7 @@ describe('in-process GGUF model through the gateway', () => {
       let answered = false;
       while (!answered && performance.now() - started < 5000) {
         try {
-          await one.client.chat.completions.create({ model: one.model, messages: QUESTION, max_tokens: 2 });
+          await slow(one).chat.completions.create({ model: one.model, messages: QUESTION, max_tokens: 2 });
           answered = true;
         } catch (err) {
           if ((err as { status?: number }).status !== 429) throw err;
@@ -175,7 +179,7 @@ describe('in-process GGUF model through the gateway', () => {
     } finally {
       await one.close();
     }
-  });
+  }, MODEL_TEST_MS);
 });
 
 describe('in-process model with the server-side FHIR tools', () => {
@@ -188,7 +192,7 @@ describe('in-process model with the server-side FHIR tools', () => {
       const prefix = JSON.parse(warmed).promptTokens as number;
       expect(prefix).toBeGreaterThan(1500);
       const ask = (content: string, extra: Record<string, unknown> = {}) =>
-        tools.client.chat.completions.create({ model: tools.model, messages: [{ role: 'user', content }], temperature: 0, max_tokens: 6, ...extra });
+        slow(tools).chat.completions.create({ model: tools.model, messages: [{ role: 'user', content }], temperature: 0, max_tokens: 6, ...extra });
       const cachedOf = (r: { usage?: unknown }) => (r.usage as { prompt_tokens_details: { cached_tokens: number } }).prompt_tokens_details.cached_tokens;
       const first = await ask('Which conditions does patient S1000003 have?');
       const plain = await ask('Say hello.', { server_tools: false });
