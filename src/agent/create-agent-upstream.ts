@@ -1,13 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { FhirClient } from '../fhir/fhir-client.ts';
-import type {
-  CallOptions,
-  ChatParams,
-  FunctionTool,
-  ModelUpstream,
-  UpstreamCompletion,
-  UpstreamDelta,
-} from '../upstream/model-upstream.ts';
+import type { FunctionTool } from '../openai/chat-request.ts';
+import { isJsonMode } from '../openai/is-json-mode.ts';
+import type { CallOptions, ChatParams, ModelUpstream, UpstreamCompletion, UpstreamDelta } from '../upstream/model-upstream.ts';
 import { signalOf } from '../upstream/model-upstream.ts';
 import type { AgentLimits, ExecuteToolFn } from './agent-audit.ts';
 import { createDeltaChannel } from './delta-channel.ts';
@@ -109,7 +104,7 @@ export function createAgentUpstream(opts: AgentUpstreamOptions): ModelUpstream {
       const caller = signalOf(options);
       const signal = caller ? AbortSignal.any([caller, cancel.signal]) : cancel.signal;
       const channel = createDeltaChannel(() => cancel.abort(new Error('stream consumer went away')));
-      const jsonMode = params.responseFormat !== undefined && params.responseFormat.type !== 'text';
+      const jsonMode = isJsonMode(params.responseFormat);
       let opened!: () => void;
       const ready = new Promise<void>((resolve) => (opened = resolve));
       const runStep = createStreamStepRunner({ upstream: opts.upstream, emit: channel.push, streamContent: !jsonMode, onOpened: opened });

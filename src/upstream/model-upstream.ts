@@ -3,10 +3,6 @@
 // The OpenAI message and tool types it carries are the wire schemas' own (src/openai/chat-request.ts).
 import type { ChatMessage, FunctionTool, ResponseFormat, ToolCall, ToolChoice } from '../openai/chat-request.ts';
 
-// Only for src/agent/create-agent-upstream.ts and test/bench/agent-loop.bench-suite.ts, which still import these
-// from here (their owners are changing them today); everything else imports them from src/openai/chat-request.ts.
-export type { ChatMessage, FunctionTool } from '../openai/chat-request.ts';
-
 export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter';
 
 /** The dialect an upstream speaks. Each HTTP one is a module in src/upstream/dialects/ that owns its quirks. */

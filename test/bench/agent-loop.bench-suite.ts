@@ -6,14 +6,8 @@
 import type { FhirClient } from '../../src/fhir/fhir-client.ts';
 import type { AgentLimits, ExecuteToolFn } from '../../src/agent/agent-audit.ts';
 import { createAgentUpstream } from '../../src/agent/create-agent-upstream.ts';
-import type {
-  ChatMessage,
-  ChatParams,
-  FunctionTool,
-  ModelUpstream,
-  UpstreamCompletion,
-  UpstreamDelta,
-} from '../../src/upstream/model-upstream.ts';
+import type { ChatMessage, FunctionTool } from '../../src/openai/chat-request.ts';
+import type { ChatParams, ModelUpstream, UpstreamCompletion, UpstreamDelta } from '../../src/upstream/model-upstream.ts';
 import type { ToolContext, ToolResult } from '../../tools/tool.ts';
 import type { BenchRow, BenchSuite } from './bench-row.ts';
 import { percentile } from './latency.ts';
