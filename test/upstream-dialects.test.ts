@@ -111,7 +111,7 @@ describe('each dialect\'s quirks', () => {
     const wire = { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15, prompt_cache_hit_tokens: 8 };
     expect(dialectFor('deepseek').transformUsage(wire).cached_tokens).toBe(8);
     expect(dialectFor('deepseek').transformUsage({ ...wire, prompt_tokens_details: { cached_tokens: 6 } }).cached_tokens).toBe(6);
-    expect(dialectFor('vllm').transformUsage(wire).cached_tokens).toBe(0);
+    expect(dialectFor('vllm').transformUsage(wire).cached_tokens).toBeUndefined(); // not reported: no claim
   });
 
   it('the llama.cpp family streams one token per chunk; nobody else claims to', () => {

@@ -44,8 +44,8 @@ export interface Usage {
   prompt_tokens: number;
   completion_tokens: number;
   total_tokens: number;
-  /** Always an integer; 0 when the upstream reported usage but no cache hits. */
-  cached_tokens: number;
+  /** Prompt tokens served from a cache. Absent when the upstream did not say (llama-cpp-python): 0 would be a claim. */
+  cached_tokens?: number;
   /** Present only when the upstream reports it. */
   reasoning_tokens?: number;
 }

@@ -46,7 +46,7 @@ export function openAiRequestBody(r: DialectRequest, o: BodyOptions = {}): Recor
   return body;
 }
 
-/** OpenAI's usage block; `cached_tokens` always an integer, `reasoning_tokens` only when reported. */
+/** OpenAI's usage block; `cached_tokens` and `reasoning_tokens` only when reported. */
 export function openAiUsage(u: NonNullable<WireUsage>): Usage {
   const prompt = u.prompt_tokens ?? 0;
   const completion = u.completion_tokens ?? 0;
@@ -54,8 +54,9 @@ export function openAiUsage(u: NonNullable<WireUsage>): Usage {
     prompt_tokens: prompt,
     completion_tokens: completion,
     total_tokens: u.total_tokens ?? prompt + completion,
-    cached_tokens: Math.trunc(u.prompt_tokens_details?.cached_tokens ?? 0),
   };
+  const cached = u.prompt_tokens_details?.cached_tokens;
+  if (typeof cached === 'number') usage.cached_tokens = Math.trunc(cached);
   const reasoning = u.completion_tokens_details?.reasoning_tokens;
   if (typeof reasoning === 'number') usage.reasoning_tokens = Math.trunc(reasoning);
   return usage;
