@@ -1,6 +1,6 @@
 // POST /v1/chat/completions: thin HTTP glue around ModelUpstream. Validation, n fan-out, deadline, disconnects.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError } from '../openai/api-error.ts';
+import { ApiError, NO_RETRY } from '../openai/api-error.ts';
 import { toChatCompletion } from '../openai/chat-completion.ts';
 import { isJsonMode } from '../openai/is-json-mode.ts';
 import { parseChatRequest, toChatParams } from '../openai/to-chat-params.ts';
@@ -26,6 +26,7 @@ const notConfigured = () =>
   new ApiError(503, 'No model is connected: set UPSTREAM_BASE_URL (e.g. http://127.0.0.1:11434/v1 for Ollama), or LOCAL_MODEL to run a GGUF model in process, and restart.', {
     param: 'UPSTREAM_BASE_URL',
     code: 'upstream_not_configured',
+    headers: NO_RETRY,
   });
 
 /**
@@ -63,7 +64,8 @@ class RequestCancel {
   }
 }
 
-const deadlineError = () => new ApiError(504, 'The request did not complete within the deadline.', { code: 'timeout' });
+// Final: a retry would spend the whole deadline again.
+const deadlineError = () => new ApiError(504, 'The request did not complete within the deadline.', { code: 'timeout', headers: NO_RETRY });
 
 /** Choice i of an n > 1 request gets its own seed so the choices differ reproducibly. */
 const choiceParams = (params: ChatParams, i: number): ChatParams => (i === 0 || params.seed === undefined ? params : { ...params, seed: params.seed + i });

@@ -97,19 +97,19 @@ describe('createChunkEncoder', () => {
       expect(feed(enc, [{ type: 'finish', finishReason: 'stop' }])).toEqual([choiceJson(0, { content: '{"a": 1}' }), choiceJson(0, {}, 'stop')]);
     });
 
-    it('throws invalid_json_output when there is no JSON, saying so when max_tokens cut it off', () => {
+    it('throws invalid_json_output when a finished turn holds no JSON', () => {
       const bad = encoder({ jsonMode: true });
       feed(bad, [{ type: 'content', text: 'no json here' }]);
       expect(() => bad.encode({ index: 0, delta: { type: 'finish', finishReason: 'stop' } })).toThrow(ApiError);
+    });
+
+    it('a cut-off by max_tokens is no error: the partial text, then finish_reason length; never the reasoning', () => {
       const cut = encoder({ jsonMode: true });
-      feed(cut, [{ type: 'content', text: '{"a": [1, 2' }]);
-      let err: unknown;
-      try {
-        cut.encode({ index: 0, delta: { type: 'finish', finishReason: 'length' } });
-      } catch (e) {
-        err = e;
-      }
-      expect(err).toMatchObject({ status: 502, code: 'invalid_json_output', message: expect.stringContaining('raise max_tokens') });
+      feed(cut, [{ type: 'reasoning', text: 'think' }, { type: 'content', text: '{"a": [1, 2' }]);
+      expect(feed(cut, [{ type: 'finish', finishReason: 'length' }])).toEqual([choiceJson(0, { content: '{"a": [1, 2' }), choiceJson(0, {}, 'length')]);
+      const empty = encoder({ jsonMode: true });
+      feed(empty, [{ type: 'reasoning', text: 'still thinking' }]);
+      expect(feed(empty, [{ type: 'finish', finishReason: 'length' }])).toEqual([choiceJson(0, {}, 'length')]);
     });
 
     it('does not demand JSON from a turn that ends in tool calls', () => {

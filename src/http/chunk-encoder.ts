@@ -75,14 +75,17 @@ export function createChunkEncoder(o: { id: string; created: number; model: stri
         case 'finish': {
           const out: Emitted[] = [];
           if (o.jsonMode && !s.toolCalls) {
+            // Valid JSON goes out whole; a cut-off goes out as the partial text before finish_reason "length"
+            // (toWireMessage's rule); anything else is invalid_json_output.
             const json = extractJson(s.json);
-            if (json === null) throw invalidJsonOutput(d.finishReason === 'length');
-            out.push(chunk(index, { content: json }));
-            s.content = true;
+            if (json === null && d.finishReason !== 'length') throw invalidJsonOutput();
+            const content = json ?? s.json;
+            if (content) out.push(chunk(index, { content }));
+            s.content = content !== '';
           }
           // Cut off by max_tokens mid-reasoning with no answer yet: the partial reasoning is also sent as the content
-          // (the streamed form of toWireMessage's rule).
-          if (d.finishReason === 'length' && d.cutOffWhileReasoning !== false && !s.content && !s.toolCalls && s.reasoning) out.push(chunk(index, { content: s.reasoning }));
+          // (the streamed form of toWireMessage's rule). Not in JSON mode, whose content is only ever the model's.
+          if (d.finishReason === 'length' && d.cutOffWhileReasoning !== false && !o.jsonMode && !s.content && !s.toolCalls && s.reasoning) out.push(chunk(index, { content: s.reasoning }));
           out.push(chunk(index, {}, d.finishReason));
           return out;
         }

@@ -3,7 +3,7 @@
 import { badRequest, forbidden, tooManyRequests, unauthorized } from '@medplum/core';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { withDiagnostics } from '../fhir/with-diagnostics.ts';
-import { ApiError, internalError } from '../openai/api-error.ts';
+import { ApiError, NO_RETRY, internalError } from '../openai/api-error.ts';
 import { UpstreamError } from '../upstream/upstream-error.ts';
 
 function upstreamMessage(body: string | undefined): string | undefined {
@@ -16,7 +16,11 @@ function upstreamMessage(body: string | undefined): string | undefined {
   }
 }
 
-/** Maps an upstream failure to what the client should see. Credentials and model names are ours, so 401/403/404 are 502s. */
+/**
+ * Maps an upstream failure to what the client should see. Credentials and model names are ours, so 401/403/404 are
+ * 502s. Our own retries are spent by now, so every 5xx here says `x-should-retry: false`: an SDK retrying it would
+ * multiply the upstream calls (3 of ours × 3 of openai-node's). A 429 stays retryable, with its Retry-After.
+ */
 export function upstreamToApiError(e: UpstreamError): ApiError {
   const s = e.statusCode;
   if (s === 429) {
@@ -31,10 +35,14 @@ export function upstreamToApiError(e: UpstreamError): ApiError {
       code: 'upstream_invalid_request',
     });
   }
-  if (s === 408) return new ApiError(504, 'The upstream model server timed out.', { code: 'upstream_timeout' });
-  if (s === 401 || s === 403) return new ApiError(502, 'The upstream model server rejected the gateway credentials.', { code: 'upstream_auth_error' });
+  // The host only, never the URL: a base URL may carry userinfo or a key in its query.
+  const server = e.host ? `The upstream model server at ${e.host}` : 'The upstream model server';
+  if (s === 408) return new ApiError(504, `${server} timed out.`, { code: 'upstream_timeout', headers: NO_RETRY });
+  if (s === 401 || s === 403) {
+    return new ApiError(502, `${server} rejected the gateway credentials (HTTP ${s}).`, { code: 'upstream_auth_error', headers: NO_RETRY });
+  }
   // UpstreamError messages are always the gateway's own words (never the upstream body), so they are safe to show.
-  return new ApiError(502, `The upstream model server failed (${e.message}); try again later.`, { code: 'upstream_error' });
+  return new ApiError(502, `${server} failed: ${e.message.replace(/^upstream /, '')}.`, { code: 'upstream_error', headers: NO_RETRY });
 }
 
 export function toApiError(err: unknown): ApiError {
@@ -67,10 +75,11 @@ export function sendApiError(reply: FastifyReply, err: ApiError): FastifyReply {
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((err: unknown, req: FastifyRequest, reply: FastifyReply) => {
     const api = toApiError(err);
-    // Upstream bodies may echo prompts (PHI), so only our own message and the status are logged.
-    if (err instanceof UpstreamError) req.log.warn({ upstreamStatus: err.statusCode, reason: err.message }, 'upstream failed');
-    else if (api.status >= 500) req.log.error({ err }, 'request failed');
-    else req.log.info({ status: api.status, code: api.code }, 'request rejected');
+    // Expected failures (the client's 4xx, the upstream's, our own ApiErrors) are warnings without a stack; only
+    // what nobody anticipated is an error. Upstream bodies may echo prompts (PHI): only our message and the status.
+    if (err instanceof UpstreamError) req.log.warn({ upstreamStatus: err.statusCode, upstreamHost: err.host, reason: err.message }, 'upstream failed');
+    else if (api.status >= 500 && !(err instanceof ApiError)) req.log.error({ err }, 'request failed');
+    else req.log.warn({ status: api.status, code: api.code }, api.status >= 500 ? 'request failed' : 'request rejected');
     return sendApiError(reply, api);
   });
   app.setNotFoundHandler((req, reply) =>

@@ -37,6 +37,12 @@ export class ApiError extends Error {
   }
 }
 
+/**
+ * For answers a retry cannot fix (nothing configured, our own retries spent, a deadline passed): openai-node and
+ * openai-python obey `x-should-retry` over their own status rule, which retries every 5xx.
+ */
+export const NO_RETRY: Readonly<Record<string, string>> = { 'x-should-retry': 'false' };
+
 export const invalidRequest = (message: string, param: string | null = null, code: string | null = null) =>
   new ApiError(400, message, { param, code });
 

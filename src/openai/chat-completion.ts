@@ -9,7 +9,8 @@ export interface WireUsage {
   prompt_tokens: number;
   completion_tokens: number;
   total_tokens: number;
-  prompt_tokens_details: { cached_tokens: number };
+  /** Absent when the upstream did not report cached tokens. */
+  prompt_tokens_details?: { cached_tokens: number };
   completion_tokens_details?: { reasoning_tokens: number };
 }
 
@@ -20,27 +21,29 @@ export function toWireUsage(u: Usage | null): WireUsage | null {
     prompt_tokens: u.prompt_tokens,
     completion_tokens: u.completion_tokens,
     total_tokens: u.total_tokens,
-    prompt_tokens_details: { cached_tokens: u.cached_tokens },
   };
+  if (u.cached_tokens !== undefined) usage.prompt_tokens_details = { cached_tokens: u.cached_tokens };
   if (u.reasoning_tokens !== undefined) usage.completion_tokens_details = { reasoning_tokens: u.reasoning_tokens };
   return usage;
 }
 
-export const invalidJsonOutput = (truncated: boolean) =>
-  new ApiError(
-    502,
-    truncated
-      ? 'The model ran out of tokens before finishing the JSON required by response_format; raise max_tokens.'
-      : 'The model did not produce valid JSON as required by response_format.',
-    { code: 'invalid_json_output' },
-  );
+/** JSON mode, and the model finished (not cut off) without one JSON value. A cut-off is not an error: see toWireMessage. */
+export const invalidJsonOutput = () =>
+  new ApiError(502, 'The model did not produce valid JSON as required by response_format.', { code: 'invalid_json_output' });
 
+/**
+ * JSON mode cut off by max_tokens before the JSON was whole answers 200 with finish_reason "length" and the partial
+ * text as generated in `content` (null when there was none), as OpenAI does: the SDKs' parse() then raises their
+ * LengthFinishReasonError, where a 502 would have been retried and billed three times.
+ */
 export function toWireMessage(c: UpstreamCompletion, jsonMode: boolean) {
   let content = c.content;
   let reasoning = c.reasoning;
   if (jsonMode && c.toolCalls.length === 0) {
-    content = extractJson(content ?? '');
-    if (content === null) throw invalidJsonOutput(c.finishReason === 'length');
+    const json = extractJson(content ?? '');
+    if (json !== null) content = json;
+    else if (c.finishReason === 'length') content = content || null;
+    else throw invalidJsonOutput();
   } else if (c.finishReason === 'length' && c.cutOffWhileReasoning !== false && !content && reasoning && c.toolCalls.length === 0) {
     // Cut off by max_tokens while still reasoning, with no answer yet: the partial reasoning is the content, so a
     // client that reads only `content` still gets the text.

@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pRetry from 'p-retry';
 import { dialectFor, type DialectName } from './dialects/index.ts';
+import { describeNetworkFailure, hostOf } from '../shared/describe-network-failure.ts';
 import { parseRetryAfter } from '../shared/parse-retry-after.ts';
 import { isTimeoutError, undiciPost, type HttpPost, type HttpResponse } from './http-post.ts';
 import { signalOf, type AbortSource, type CallOptions, type ChatParams, type ModelUpstream, type UpstreamCompletion, type UpstreamDelta } from './model-upstream.ts';
@@ -31,6 +32,7 @@ export interface OpenAiCompatibleUpstreamOptions {
 export function createOpenAiCompatibleUpstream(o: OpenAiCompatibleUpstreamOptions): ModelUpstream {
   const dialect = dialectFor(o.flavour);
   const url = `${o.baseUrl.replace(/\/+$/, '')}/chat/completions`;
+  const host = hostOf(o.baseUrl);
   const post = o.post ?? undiciPost();
   const timeoutMs = o.timeoutMs ?? 600_000;
   const generateId = o.generateId ?? (() => randomUUID().replaceAll('-', '').slice(0, 24));
@@ -43,11 +45,14 @@ export function createOpenAiCompatibleUpstream(o: OpenAiCompatibleUpstreamOption
       res = await post(url, { headers, body, signal, timeoutMs });
     } catch (cause) {
       if (signal?.aborted) throw signal.reason;
-      throw new UpstreamError(`upstream ${isTimeoutError(cause) ? `timed out after ${timeoutMs} ms` : 'unreachable'}`, { cause });
+      throw new UpstreamError(`upstream ${isTimeoutError(cause) ? `timed out after ${timeoutMs} ms` : describeNetworkFailure(cause)}`, { cause, host });
     }
     if (res.status >= 200 && res.status < 300) return res;
     const text = await res.text().catch(() => '');
-    throw dialect.mapError({ status: res.status, body: text, retryAfterMs: parseRetryAfter(res.header('retry-after'), Date.now()) });
+    // Redirects are never followed (undici's request() does not): a 3xx is a final answer like any other status.
+    const err = dialect.mapError({ status: res.status, body: text, retryAfterMs: parseRetryAfter(res.header('retry-after'), Date.now()) });
+    err.host = host;
+    throw err;
   }
 
   const retryable = (err: unknown) => err instanceof UpstreamError && err.isRetryable;
@@ -90,16 +95,16 @@ export function createOpenAiCompatibleUpstream(o: OpenAiCompatibleUpstreamOption
     try {
       json = JSON.parse(text);
     } catch {
-      throw new UpstreamError('upstream sent a reply that is not JSON', { statusCode: 502, responseBody: text.slice(0, 200) });
+      throw new UpstreamError('upstream sent a reply that is not JSON', { statusCode: 502, responseBody: text.slice(0, 200), host });
     }
     const parsed = wireCompletionSchema.safeParse(json);
-    if (!parsed.success) throw new UpstreamError('upstream sent an unexpected reply', { statusCode: 502 });
+    if (!parsed.success) throw new UpstreamError('upstream sent an unexpected reply', { statusCode: 502, host });
     const choice = parsed.data.choices[0]!;
     const m = choice.message;
     const split = splitThink(m.content ?? '');
     const reasoning = (m.reasoning_content ?? m.reasoning ?? '') + split.reasoning;
     const toolCalls = (m.tool_calls ?? []).map((tc) => {
-      if (!tc.function?.name) throw new UpstreamError('upstream sent a tool call without a function name', { statusCode: 502 });
+      if (!tc.function?.name) throw new UpstreamError('upstream sent a tool call without a function name', { statusCode: 502, host });
       return { id: tc.id || `call_${generateId()}`, type: 'function' as const, function: { name: tc.function.name, arguments: tc.function.arguments ?? '' } };
     });
     const completion: UpstreamCompletion = {

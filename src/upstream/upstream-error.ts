@@ -4,10 +4,12 @@ export class UpstreamError extends Error {
   readonly responseBody: string | undefined;
   readonly isRetryable: boolean;
   readonly retryAfterMs: number | undefined;
+  /** The upstream's host[:port] (never userinfo, path or query), for the edge's message; set by the transport. */
+  host: string | undefined;
 
   constructor(
     message: string,
-    options: { statusCode?: number; responseBody?: string; retryAfterMs?: number; cause?: unknown } = {},
+    options: { statusCode?: number; responseBody?: string; retryAfterMs?: number; cause?: unknown; host?: string } = {},
   ) {
     super(message, { cause: options.cause });
     this.name = 'UpstreamError';
@@ -15,6 +17,7 @@ export class UpstreamError extends Error {
     this.responseBody = options.responseBody;
     this.retryAfterMs = options.retryAfterMs;
     this.isRetryable = isRetryableStatus(options.statusCode);
+    this.host = options.host;
   }
 }
 
