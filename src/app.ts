@@ -8,7 +8,10 @@ import { registerErrorHandling, sendRejection } from './http/error-handler.ts';
 import { sequentialIds } from './http/sequential-ids.ts';
 import { healthRoute, modelsRoutes } from './http/models-route.ts';
 import { createRateLimiter } from './http/rate-limiter.ts';
+import { readyRoute } from './http/ready-route.ts';
 import { ApiError } from './openai/api-error.ts';
+import { createReadiness } from './readiness/create-readiness.ts';
+import type { ReadinessCheck } from './readiness/readiness-check.ts';
 import type { ModelUpstream } from './upstream/model-upstream.ts';
 
 export interface AppDeps {
@@ -19,6 +22,8 @@ export interface AppDeps {
   /** Wall clock in ms (created timestamps, rate limiting). */
   now?: () => number;
   generateId?: () => string;
+  /** What GET /ready checks. Default: only whether a model is connected. */
+  readiness?: ReadinessCheck[];
   /** Extra routes mounted behind the same auth (e.g. the embedded FHIR server under /fhir). */
   plugins?: Array<(app: FastifyInstance) => Promise<void>>;
 }
@@ -98,6 +103,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   }
 
   await app.register(healthRoute, { upstreamConfigured: deps.upstream !== null });
+  const checks = deps.readiness ?? [
+    { name: 'upstream', check: async () => (deps.upstream ? { status: 'ok', detail: 'model connected, not probed' } : { status: 'not_configured', detail: 'no model connected' }) },
+  ] satisfies ReadinessCheck[];
+  await app.register(readyRoute, { readiness: createReadiness({ checks, timeoutMs: config.READY_TIMEOUT_MS, cacheMs: config.READY_CACHE_MS, now }) });
   await app.register(modelsRoutes, { modelId: config.MODEL_ID, created: Math.floor(now() / 1000) });
   await app.register(chatCompletionsRoute, {
     modelId: config.MODEL_ID,

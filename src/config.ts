@@ -35,6 +35,8 @@ export const CONFIG_VARS = {
   UPSTREAM_TIMEOUT_MS: { schema: int(100, 3_600_000), default: '600000', help: 'Upstream timeout per attempt: for the response headers, and for each gap between streamed chunks.' },
   UPSTREAM_MAX_RETRIES: { schema: int(0, 10), default: '2', help: 'Retries for 429, 5xx and network errors (before the first byte only).' },
   REQUEST_DEADLINE_MS: { schema: int(100, 3_600_000), default: '900000', help: 'Overall deadline for one chat request, retries included.' },
+  READY_TIMEOUT_MS: { schema: int(100, 60_000), default: '2000', help: 'GET /ready: longest wait for the upstream (GET /models) and the FHIR server (GET /metadata).' },
+  READY_CACHE_MS: { schema: int(0, 3_600_000), default: '5000', help: 'GET /ready: how long a readiness result is reused, so frequent probes cost the dependencies little.' },
   RATE_LIMIT_PER_MINUTE: { schema: int(0, 1_000_000_000), default: '600', help: 'Requests per minute per API key (0 = unlimited).' },
   BODY_LIMIT_BYTES: { schema: int(1024, 1_073_741_824), default: '26214400', help: 'Largest accepted request body.' },
   IMAGE_MAX_BYTES: { schema: int(1, 1_073_741_824), default: '20971520', help: 'Largest decoded data: image in a message.' },

@@ -12,6 +12,8 @@ import { embeddedFhirPlugin } from './fhir/embedded/embedded-fhir-plugin.ts';
 import { createEmbeddedFhirServer, type EmbeddedFhirServer } from './fhir/embedded/embedded-fhir-server.ts';
 import type { FhirClient } from './fhir/fhir-client.ts';
 import { createMedplumFhirClient } from './fhir/medplum-fhir-client.ts';
+import { fhirReadinessCheck, upstreamReadinessCheck } from './readiness/gateway-readiness-checks.ts';
+import type { ReadinessCheck } from './readiness/readiness-check.ts';
 import { detectDialect } from './upstream/dialects/detect-dialect.ts';
 import type { ModelUpstream } from './upstream/model-upstream.ts';
 import { createOpenAiCompatibleUpstream } from './upstream/openai-compatible-upstream.ts';
@@ -25,6 +27,8 @@ export interface GatewayDeps {
   fhir: FhirClient;
   /** Present when FHIR_BASE_URL is unset: the in-process server mounted at /fhir. */
   fhirServer?: EmbeddedFhirServer;
+  /** What GET /ready asks: the upstream and the FHIR server. */
+  readiness: ReadinessCheck[];
   close(): Promise<void>;
 }
 
@@ -126,9 +130,14 @@ export async function createGatewayDeps(config: Config, logger: FastifyBaseLogge
       (err: unknown) => warming.signal.aborted || logger.warn({ err: (err as Error).message }, 'in-process model: warming the tool prefix failed'),
     );
   }
+  const readiness = [
+    upstreamReadinessCheck(config, options.model ? 'injected' : remote ? 'remote' : local ? 'local' : 'none'),
+    fhirReadinessCheck(config, options.fhir ? { injected: true } : fhirSide.fhirServer ? { embedded: fhirSide.fhirServer } : { external: true }),
+  ];
   return {
     ...fhirSide,
     upstream,
+    readiness,
     close: async () => {
       warming.abort();
       // The model is disposed only once nothing evaluates on it any more.

@@ -3,6 +3,7 @@ import { pathToFileURL } from 'node:url';
 import { pino } from 'pino';
 import { composeGateway } from './compose-gateway.ts';
 import { ConfigError, configHelp, loadConfig } from './config.ts';
+import { PortInUseError, assertPortFree, toPortError } from './shared/assert-port-free.ts';
 import { LocalModelError } from './upstream/local/load-local-model.ts';
 
 export interface RunningServer {
@@ -13,6 +14,8 @@ export interface RunningServer {
 
 export async function startServer(env: Record<string, string | undefined>): Promise<RunningServer> {
   const config = loadConfig(env);
+  // Before anything slow (seeding, a model load): a taken port is one line and exit 78, not a crash after a minute.
+  await assertPortFree(config.HOST, config.PORT);
   const logger = pino({
     level: config.LOG_LEVEL,
     // Belt and braces: nothing should log these, but if it ever does they are masked.
@@ -29,7 +32,7 @@ export async function startServer(env: Record<string, string | undefined>): Prom
     await app.listen({ port: config.PORT, host: config.HOST });
   } catch (err) {
     await close();
-    throw err;
+    throw toPortError(err, config.HOST, config.PORT);
   }
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.PORT;
@@ -52,6 +55,10 @@ async function main(): Promise<void> {
   } catch (err) {
     if (err instanceof ConfigError) {
       process.stderr.write(`configuration error: ${err.message} (run with --help for every variable)\n`);
+      process.exit(78);
+    }
+    if (err instanceof PortInUseError) {
+      process.stderr.write(`${err.message}\n`);
       process.exit(78);
     }
     if (err instanceof LocalModelError) {

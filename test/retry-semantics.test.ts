@@ -87,7 +87,7 @@ describe('JSON mode cut off by max_tokens: 200, finish_reason length, the partia
     expect(gw.fake.requests[0]!.body.stream).toBe(true);
   });
 
-  it.each(['json_length', 'json_length_stream'])('openai-python %s: LengthFinishReasonError after ONE upstream generation', async (pyCase, ctx) => {
+  it.for(['json_length', 'json_length_stream'])('openai-python %s: LengthFinishReasonError after ONE upstream generation', async (pyCase, ctx) => {
     if (python) return ctx.skip(python);
     cutOff();
     const out = await runPythonScript('retry_semantics.py', { GW_BASE_URL: `${gw.baseUrl}/v1`, GW_API_KEY: gw.apiKey, GW_MODEL: gw.model, GW_CASE: pyCase });

@@ -37,28 +37,54 @@ build() {
   flock -u 9
 }
 
+# Something already answering on the port would pass for our server: refuse before the build and before the launch.
+port_taken() { (exec 3<>"/dev/tcp/$HOST/$PORT") 2>/dev/null; }
+refuse_taken_port() {
+  if port_taken; then
+    echo "hapi: port $PORT on $HOST is already in use; stop that server or set HAPI_PORT" >&2
+    exit 1
+  fi
+}
+
+[[ "${1:-}" == "--build-only" ]] || refuse_taken_port
 build
 [[ "${1:-}" == "--build-only" ]] && exit 0
+refuse_taken_port
 
+# The JVM reads its stdin from a FIFO only this script writes to: when the script ends, however it ends (even
+# SIGKILL), the FIFO closes and the launcher exits (HAPI_EXIT_ON_STDIN_EOF). Its stdout goes to a file, for the
+# launcher's own "HAPI_READY" line: printed only once Jetty has bound the port, so a server that already held the
+# port can never pass for ours.
+RUN_DIR="$(mktemp -d)"
+mkfifo "$RUN_DIR/stdin"
 # shellcheck disable=SC2086 # HAPI_JAVA_OPTS is a list of flags.
-HAPI_PORT="$PORT" HAPI_HOST="$HOST" java "@$HERE/jvm.options" ${HAPI_JAVA_OPTS:-} -jar "$JAR" &
+HAPI_PORT="$PORT" HAPI_HOST="$HOST" HAPI_EXIT_ON_STDIN_EOF=1 java "@$HERE/jvm.options" ${HAPI_JAVA_OPTS:-} -jar "$JAR" <"$RUN_DIR/stdin" >"$RUN_DIR/stdout" &
 JAVA_PID=$!
-trap 'kill "$JAVA_PID" 2>/dev/null; wait "$JAVA_PID" 2>/dev/null; exit 130' INT TERM
-trap 'kill "$JAVA_PID" 2>/dev/null || true' EXIT
+exec 7>"$RUN_DIR/stdin"
+stop_java() {
+  kill "$JAVA_PID" 2>/dev/null || true
+  wait "$JAVA_PID" 2>/dev/null || true
+  rm -rf "$RUN_DIR"
+}
+trap 'stop_java; exit 130' INT TERM HUP
+trap 'stop_java' EXIT
 
 BASE="http://$HOST:$PORT/fhir"
 deadline=$((SECONDS + WAIT_SECONDS))
-until [[ "$(curl -s -o /dev/null -w '%{http_code}' "$BASE/metadata" 2>/dev/null)" == "200" ]]; do
+until grep -q '^HAPI_READY ' "$RUN_DIR/stdout" 2>/dev/null; do
   if ! kill -0 "$JAVA_PID" 2>/dev/null; then
-    echo "hapi: the server exited before it was ready (is port $PORT free?)" >&2
-    wait "$JAVA_PID" || exit $?
+    status=0
+    wait "$JAVA_PID" || status=$?
+    echo "hapi: the server exited (status $status) before it was ready; its errors are above" >&2
     exit 1
   fi
   if (( SECONDS >= deadline )); then
-    echo "hapi: no 200 from $BASE/metadata within ${WAIT_SECONDS}s" >&2
+    echo "hapi: not ready within ${WAIT_SECONDS}s; stopping it" >&2
     exit 1
   fi
   sleep 1
 done
 echo "HAPI FHIR R4 ready at $BASE (Ctrl-C stops it)"
-wait "$JAVA_PID"
+status=0
+wait "$JAVA_PID" || status=$?
+exit "$status"

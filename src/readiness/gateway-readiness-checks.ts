@@ -1,0 +1,51 @@
+// The gateway's readiness checks, from its configuration: the upstream answers GET /models (or the in-process model
+// is loaded), and the FHIR server answers GET /metadata (the embedded one in process). What was injected instead
+// (a test's model or FHIR client) cannot be probed, and says so.
+import type { Config } from '../config.ts';
+import type { EmbeddedFhirServer } from '../fhir/embedded/embedded-fhir-server.ts';
+import { probeHttp } from './probe-http.ts';
+import type { ReadinessCheck } from './readiness-check.ts';
+
+/** `<base>/<path>` without userinfo: fetch refuses URLs with credentials, and the clients never send them either. */
+function under(base: string, path: string): string {
+  const url = new URL(base);
+  url.username = '';
+  url.password = '';
+  return `${url.href.replace(/\/+$/, '')}/${path}`;
+}
+
+const fixed = (name: string, status: 'ok' | 'not_configured', detail: string): ReadinessCheck => ({
+  name,
+  check: async () => ({ status, detail }),
+});
+
+export function upstreamReadinessCheck(
+  config: Pick<Config, 'UPSTREAM_BASE_URL' | 'UPSTREAM_API_KEY'>,
+  model: 'remote' | 'local' | 'injected' | 'none',
+  fetchFn?: typeof fetch,
+): ReadinessCheck {
+  if (model === 'injected') return fixed('upstream', 'ok', 'injected model, not probed');
+  if (model === 'local') return fixed('upstream', 'ok', 'in-process model loaded');
+  if (model === 'none' || !config.UPSTREAM_BASE_URL) {
+    return fixed('upstream', 'not_configured', 'no model connected: set UPSTREAM_BASE_URL or LOCAL_MODEL');
+  }
+  const url = under(config.UPSTREAM_BASE_URL, 'models');
+  const headers: Record<string, string> = config.UPSTREAM_API_KEY ? { authorization: `Bearer ${config.UPSTREAM_API_KEY}` } : {};
+  return { name: 'upstream', check: (signal) => probeHttp({ url, headers, fetch: fetchFn, what: 'GET /models' }, signal) };
+}
+
+export function fhirReadinessCheck(
+  config: Pick<Config, 'FHIR_BASE_URL' | 'FHIR_AUTH_HEADER'>,
+  fhir: { embedded: EmbeddedFhirServer } | { injected: true } | { external: true },
+  fetchFn?: typeof fetch,
+): ReadinessCheck {
+  const accept = { accept: 'application/fhir+json' };
+  if ('injected' in fhir) return fixed('fhir', 'ok', 'injected FHIR client, not probed');
+  if ('embedded' in fhir) {
+    const server = fhir.embedded;
+    return { name: 'fhir', check: (signal) => probeHttp({ url: `${server.baseUrl}/metadata`, headers: accept, fetch: server.fetch, what: 'embedded GET /metadata' }, signal) };
+  }
+  const url = under(config.FHIR_BASE_URL!, 'metadata');
+  const headers = config.FHIR_AUTH_HEADER ? { ...accept, authorization: config.FHIR_AUTH_HEADER } : accept;
+  return { name: 'fhir', check: (signal) => probeHttp({ url, headers, fetch: fetchFn, what: 'GET /metadata' }, signal) };
+}
