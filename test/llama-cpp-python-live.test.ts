@@ -49,10 +49,13 @@ async function gatewayFor(baseUrl: string, env: Record<string, string> = {}): Pr
   return { gw, client: new OpenAI({ baseURL: `${gw.baseUrl}/v1`, apiKey: gw.apiKey, maxRetries: 0, timeout: SLOW }) };
 }
 
-/** The chat requests the gateway sent upstream from here on, and what came back. */
+/** The chat requests the gateway sent upstream from here on, and what came back (once the proxy has recorded them). */
 function watch() {
   const from = proxy!.exchanges.length;
-  return () => proxy!.exchanges.slice(from).filter((e) => e.request.path === '/v1/chat/completions');
+  return async () => {
+    await proxy!.idle();
+    return proxy!.exchanges.slice(from).filter((e) => e.request.path === '/v1/chat/completions');
+  };
 }
 
 async function collect(stream: AsyncIterable<ChatCompletionChunk>): Promise<Json[]> {
@@ -91,7 +94,7 @@ describe('llama-cpp-python live: issue 9', () => {
     if (skip) return ctx.skip(skip);
     const sent = watch();
     const res = await auto!.client.chat.completions.create(create({ model: auto!.gw.model, messages: STORY, temperature: 0, max_tokens: 5, ...PLAIN }));
-    const body = sent()[0]!.request.body as Json;
+    const body = (await sent())[0]!.request.body as Json;
     expect(body.max_tokens).toBe(5);
     expect(body).not.toHaveProperty('max_completion_tokens');
     expect(res.choices[0]!.finish_reason).toBe('length');
@@ -104,7 +107,7 @@ describe('llama-cpp-python live: issue 9', () => {
     const chunks = await collect(
       await auto!.client.chat.completions.create(createStream({ model: auto!.gw.model, messages: VEGETABLES, temperature: 0, max_tokens: 60, stream_options: { include_usage: true }, ...PLAIN })),
     );
-    const raw = String(sent()[0]!.result.response!.body);
+    const raw = String((await sent())[0]!.result.response!.body);
     expect(raw).not.toMatch(/"usage":/); // the server's own fact, live
     const contentChunks = chunks.filter((c) => c.choices?.[0]?.delta?.content).length;
     expect(contentChunks).toBeGreaterThan(0);
@@ -134,10 +137,10 @@ describe('llama-cpp-python live: issue 9', () => {
       const res = (await auto!.client.chat.completions.create(
         create({ model: auto!.gw.model, messages: [{ role: 'user', content: TOOL_PROMPT }], temperature: 0.5, seed, max_tokens: 150 }),
       )) as ChatCompletion & { fhir_agent: Json };
-      const step1 = sent()[0]!.request.body as Json;
+      const step1 = (await sent())[0]!.request.body as Json;
       expect(step1).not.toHaveProperty('tools');
       expect(systemText(step1)).toContain('"name": "search_observations"');
-      const reply = (sent()[0]!.result.response?.body as Json)?.choices?.[0]?.message?.content;
+      const reply = ((await sent())[0]!.result.response?.body as Json)?.choices?.[0]?.message?.content;
       tried.push(`seed ${seed}: ${JSON.stringify(reply)?.slice(0, 120)}`);
       ran = res.fhir_agent.tool_calls.find((c: Json) => c.name === 'search_observations' && c.ok);
       if (ran) break;
@@ -154,7 +157,7 @@ describe('llama-cpp-python live: issue 9', () => {
       create({ model: auto!.gw.model, messages: POTASSIUM, temperature: 0, max_tokens: 60, tool_choice: FORCED_SEARCH }),
     );
     expect(prompted.choices[0]!.finish_reason).toBeDefined();
-    expect(sent()[0]!.request.body).not.toHaveProperty('tools');
+    expect((await sent())[0]!.request.body).not.toHaveProperty('tools');
 
     // Native: the server builds a grammar from the tool's schema, which crashed it before the portable schemas.
     const native = await gatewayFor(proxy!.baseUrl, { UPSTREAM_TOOL_MODE: 'native', AGENT_MAX_STEPS: '1' });
@@ -163,7 +166,7 @@ describe('llama-cpp-python live: issue 9', () => {
       const res = (await native.client.chat.completions.create(
         create({ model: native.gw.model, messages: POTASSIUM, temperature: 0, max_tokens: 200, tool_choice: FORCED_SEARCH }),
       )) as ChatCompletion & { fhir_agent: Json };
-      const exchange = nativeSent()[0]!;
+      const exchange = (await nativeSent())[0]!;
       expect((exchange.request.body as Json).tool_choice).toEqual(FORCED_SEARCH);
       expect(JSON.stringify((exchange.request.body as Json).tools)).not.toContain('"pattern"');
       expect(exchange.result.response?.status).toBe(200);
@@ -182,9 +185,9 @@ describe('llama-cpp-python live: issue 9', () => {
     const { data, response } = await auto!.client.chat.completions
       .create(create({ model: auto!.gw.model, messages: THINK_SHOTS, temperature: 0.7, seed, max_tokens: 40, thinking: { type: 'disabled' }, ...PLAIN }))
       .withResponse();
-    const body = sent()[0]!.request.body as Json;
+    const body = (await sent())[0]!.request.body as Json;
     for (const field of ['chat_template_kwargs', 'think', 'thinking']) expect(body).not.toHaveProperty(field);
-    const raw = String((sent()[0]!.result.response?.body as Json)?.choices?.[0]?.message?.content ?? '');
+    const raw = String(((await sent())[0]!.result.response?.body as Json)?.choices?.[0]?.message?.content ?? '');
     const reasoned = /<think>[\s\S]*\S[\s\S]*<\/think>/.test(raw);
     console.info(`[llama-cpp-python live] thinking disabled, the model wrote: ${JSON.stringify(raw)}`);
     const message = data.choices[0]!.message as typeof data.choices[0]['message'] & { reasoning_content?: string };

@@ -1,7 +1,7 @@
 // Capturing real HTTP exchanges: one request sent straight to the server, or every request the gateway sends
 // through a pass-through proxy (the recorder's fixtures, and what the live suite checks). Responses are kept as received: the status, the headers that
 // matter to a client, and the body (parsed when JSON, the raw text otherwise, so SSE framing survives).
-import { createServer } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { RecordedExchange } from '../support/recorded-upstream.ts';
 
@@ -74,13 +74,30 @@ export interface RecordingProxy {
   /** Ends in /v1, like the server behind it. */
   baseUrl: string;
   exchanges: ProxiedExchange[];
+  /** Resolves once no request is in flight: a reply streamed through can reach its client before it is recorded. */
+  idle(): Promise<void>;
   close(): Promise<void>;
 }
 
 /** A loopback proxy to `target` (an origin, no /v1) that records every exchange; replies are forwarded whole. */
 export async function startRecordingProxy(target: string): Promise<RecordingProxy> {
   const exchanges: ProxiedExchange[] = [];
+  let inflight = 0;
+  let waiters: Array<() => void> = [];
+  const settle = () => {
+    if (--inflight > 0) return;
+    for (const w of waiters) w();
+    waiters = [];
+  };
   const server = createServer(async (req, res) => {
+    inflight++;
+    try {
+      await forward(req, res);
+    } finally {
+      settle();
+    }
+  });
+  async function forward(req: IncomingMessage, res: ServerResponse): Promise<void> {
     let raw = '';
     for await (const chunk of req) raw += chunk;
     const path = req.url ?? '/';
@@ -100,12 +117,13 @@ export async function startRecordingProxy(target: string): Promise<RecordingProx
     exchanges.push({ request, result });
     if (result.response) res.end();
     else res.socket?.destroy();
-  });
+  }
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
     baseUrl: `http://127.0.0.1:${port}/v1`,
     exchanges,
+    idle: () => (inflight === 0 ? Promise.resolve() : new Promise<void>((resolve) => waiters.push(resolve))),
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

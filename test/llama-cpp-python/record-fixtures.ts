@@ -3,7 +3,7 @@
 // One server at a time, one thread each: the server facts first (straight requests), then the crash in a server of
 // its own, then what the gateway itself sends (through a recording proxy) for the prompted tool call and thinking.
 // Synthetic prompts only; patient S1000001 is a synthetic EHR patient.
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import { fetchSmolLm2 } from '../../scripts/fetch-smollm2.ts';
@@ -110,6 +110,7 @@ async function serverFacts(): Promise<void> {
       } finally {
         await gw.close();
       }
+      await proxy.idle();
       const step = proxy.exchanges.find((e) => e.request.path === '/v1/chat/completions');
       if (!step) throw new Error('the gateway sent no chat request');
       await save(
@@ -181,6 +182,8 @@ async function throughGateway(): Promise<void> {
       const gw = await gatewayFor(proxy.baseUrl);
       try {
         const chats = () => proxy.exchanges.filter((e) => e.request.path === '/v1/chat/completions');
+        /** What the gateway sent for the request just answered (its last reply may still be on its way into the record). */
+        const settled = async () => (await proxy.idle(), chats());
         let found: number | undefined;
         for (let seed = 1; seed <= MAX_SEEDS && found === undefined; seed++) {
           const before = chats().length;
@@ -190,14 +193,14 @@ async function throughGateway(): Promise<void> {
           process.stderr.write(`[record] prompted tool call, seed ${seed}: ${ran ? 'the tool ran' : 'no valid call'}\n`);
           if (!ran) continue;
           found = seed;
-          const [step1, step2] = chats().slice(before);
+          const [step1, step2] = (await settled()).slice(before);
           const note = `seed ${seed} (temperature 0.5), the first of seeds 1..${MAX_SEEDS} whose reply was a valid call`;
           await save(exchange('prompted-tool-call', `The gateway's prompted mode, step 1: no \`tools\` field, the tools in the system prompt; the model answers with a <tool_call> block (${note}).`, step1!.request, step1!.result));
           if (step2) await save(exchange('prompted-tool-call-answer', 'Step 2: the tool result goes back as a <tool_response> user turn; the model answers in text.', step2.request, step2.result));
           const streamBefore = chats().length;
           const stream = await gw.client.chat.completions.create({ model: gw.model, messages: [{ role: 'user', content: TOOL_PROMPT }], max_tokens: 150, temperature: 0.5, seed, stream: true });
           for await (const _chunk of stream);
-          const [s1, s2] = chats().slice(streamBefore);
+          const [s1, s2] = (await settled()).slice(streamBefore);
           await save(exchange('prompted-tool-call-stream', 'The same request streamed: the <tool_call> block arrives one token per chunk, and no usage chunk.', s1!.request, s1!.result));
           if (s2) await save(exchange('prompted-tool-call-stream-answer', 'Step 2 of the streamed request.', s2.request, s2.result));
         }
@@ -215,7 +218,7 @@ async function throughGateway(): Promise<void> {
             thinking: { type: 'disabled' },
             server_tools: false,
           });
-          const step = chats()[before];
+          const step = (await settled())[before];
           const content = (step?.result.response?.body as { choices?: Array<{ message?: { content?: string } }> })?.choices?.[0]?.message?.content ?? '';
           if (!/<think>[\s\S]*\S[\s\S]*<\/think>/.test(content)) continue;
           facts.thinkSeed = String(seed);
@@ -307,6 +310,8 @@ async function writeReadme(started: Date, model: string): Promise<void> {
 }
 
 const started = new Date();
+// A fresh set: an exchange this run could not record must be missing, not left over from an older run.
+await rm(OUT, { recursive: true, force: true });
 await mkdir(OUT, { recursive: true });
 const model = await fetchSmolLm2();
 await serverFacts();
