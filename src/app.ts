@@ -2,7 +2,8 @@
 import { randomUUID } from 'node:crypto';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
 import type { Config } from './config.ts';
-import { createApiKeyChecker, bearerToken } from './http/api-key-checker.ts';
+import { plainKeyAccess, type KeyAccess } from './auth/key-access.ts';
+import { createApiKeyResolver, bearerToken } from './http/api-key-checker.ts';
 import { chatCompletionsRoute } from './http/chat-completions-route.ts';
 import { registerErrorHandling, sendRejection } from './http/error-handler.ts';
 import { sequentialIds } from './http/sequential-ids.ts';
@@ -29,6 +30,14 @@ export interface AppDeps {
 }
 
 const PROTECTED = /^\/(v1|fhir)(\/|\?|$)/;
+const CHAT = /^\/v1\/chat\/completions(\/|\?|$)/;
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The caller's key and what it may do (the anonymous sandbox's on a keyless loopback gateway); set on /v1 and /fhir. */
+    keyAccess: KeyAccess | undefined;
+  }
+}
 const REQUEST_ID = /^[\w.:-]{1,64}$/;
 
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
@@ -53,16 +62,20 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.removeContentTypeParser('text/plain');
   registerErrorHandling(app);
 
-  const checkKey = createApiKeyChecker(config.API_KEYS);
+  const resolveKey = createApiKeyResolver(config.apiKeys);
+  // Without keys (loopback only): what a plain API_KEYS key may do, and nothing is audited.
+  const anonymous = plainKeyAccess('anonymous', { writes: config.FHIR_WRITE_TOOLS, audited: false });
   const limit = createRateLimiter({ perMinute: config.RATE_LIMIT_PER_MINUTE, now });
   const callerKey = (req: FastifyRequest) => bearerToken(req.headers.authorization);
+  app.decorateRequest('keyAccess', undefined);
 
   // Callback style, not async: this runs on every request and a promise per hook is measurable at 10k req/s.
   // A hook that answers (401, 429) sends the reply and does not call done().
   app.addHook('onRequest', (req, reply, done) => {
     reply.header('x-request-id', req.id);
     if (!PROTECTED.test(req.url)) return done();
-    if (config.authEnabled && !checkKey(callerKey(req))) {
+    const access = config.authEnabled ? resolveKey(callerKey(req)) : anonymous;
+    if (!access) {
       const missing = !req.headers.authorization;
       sendRejection(
         req,
@@ -77,7 +90,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       );
       return;
     }
-    const decision = limit(config.authEnabled ? `key:${callerKey(req)}` : `ip:${req.ip}`);
+    req.keyAccess = access;
+    if (CHAT.test(req.url) && !access.flags.has('chat')) {
+      sendRejection(req, reply, new ApiError(403, `API key "${access.id}" may not use chat completions: it lacks the "chat" flag.`, { code: 'insufficient_scope' }));
+      return;
+    }
+    const decision = limit(config.authEnabled ? `key:${access.id}` : `ip:${req.ip}`);
     if (!decision.ok) {
       sendRejection(
         req,

@@ -6,6 +6,7 @@ import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { loadSyntheticEhrBundles } from '../fixtures/synthetic-ehr.ts';
 import { executeTool, openAiToolDefinitions } from '../tools/index.ts';
 import type { ServerTools } from './agent/tool-contract.ts';
+import type { AuditSink } from './audit/audit-trail.ts';
 import { buildApp, type AppDeps } from './app.ts';
 import type { Config } from './config.ts';
 import type { FhirClient } from './fhir/fhir-client.ts';
@@ -26,6 +27,8 @@ export interface ComposeGatewayOptions extends Pick<AppDeps, 'now' | 'generateId
   fhir?: FhirClient;
   /** The model. Default: from UPSTREAM_BASE_URL, else LOCAL_MODEL, else none (chat answers 503). */
   model?: ModelUpstream;
+  /** Where AuditEvents go. Default: from AUDIT_SINK (off without keys). */
+  audit?: AuditSink;
 }
 
 export interface ComposedGateway {
@@ -43,6 +46,7 @@ export async function composeGateway(opts: ComposeGatewayOptions): Promise<Compo
     seed: config.FHIR_SEED ? (opts.seed ?? loadSyntheticEhrBundles) : undefined,
     fhir: opts.fhir,
     model: opts.model,
+    audit: opts.audit,
   });
   let app: FastifyInstance;
   try {

@@ -1,5 +1,8 @@
 // Environment → typed Config. Every variable is declared once here; `--help` is generated from the same table.
+import { readFileSync } from 'node:fs';
 import { z } from 'zod';
+import { parseApiKeysFile, sha256Of, type ApiKeyEntry } from './auth/api-keys-file.ts';
+import { plainKeyAccess } from './auth/key-access.ts';
 
 const bool = z.enum(['true', 'false', '1', '0', 'yes', 'no']).transform((v) => v === 'true' || v === '1' || v === 'yes');
 const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
@@ -15,7 +18,17 @@ interface VarSpec {
 export const CONFIG_VARS = {
   PORT: { schema: int(0, 65535), default: '8080', help: 'TCP port to listen on (0 = any free port).' },
   HOST: { schema: z.string().min(1), default: '127.0.0.1', help: 'Interface to bind. Auth may be off only on loopback.' },
-  API_KEYS: { schema: list, help: 'Accepted API keys, comma-separated. Unset = auth off (loopback HOST only).' },
+  API_KEYS: {
+    schema: list,
+    help: 'Accepted API keys, comma-separated: each may chat, read and search (system/*.rs); write through /fhir and the tools only with FHIR_WRITE_TOOLS=true. Unset (and no API_KEYS_FILE) = auth off (loopback HOST only).',
+  },
+  API_KEYS_FILE: { schema: z.string().min(1), help: 'YAML/JSON file of keys (SHA-256 only) with SMART v2 scopes, flags and patient lists; `npm run key` makes an entry.' },
+  AUDIT_SINK: {
+    schema: z.enum(['file', 'fhir', 'off']),
+    help: 'Where the AuditEvent of every FHIR read and write goes: file (AUDIT_FILE), fhir (the FHIR server) or off. Default: file when keys are configured, off without keys.',
+  },
+  AUDIT_FILE: { schema: z.string().min(1), default: 'audit/audit.ndjson', help: 'Append-only NDJSON audit file (fsync per record), for AUDIT_SINK=file.' },
+  AUDIT_FILE_MAX_BYTES: { schema: int(4096, 1_099_511_627_776), default: '104857600', help: 'Size at which the audit file is renamed to <AUDIT_FILE>.<time> and a new one started (old files are kept).' },
   UPSTREAM_BASE_URL: {
     schema: z.url({ protocol: /^https?$/ }).refine((u) => /\/v1\/?$/.test(u), 'must end in /v1'),
     help: 'OpenAI-compatible upstream base URL ending in /v1, e.g. http://127.0.0.1:11434/v1 (Ollama).',
@@ -44,7 +57,7 @@ export const CONFIG_VARS = {
   LOG_MESSAGE_CONTENT: { schema: bool, default: 'false', help: 'Log message contents (may hold PHI). Off by default.' },
   FHIR_BASE_URL: { schema: z.url({ protocol: /^https?$/ }), help: 'External FHIR R4 server (e.g. HAPI). Unset = embedded server at /fhir.' },
   FHIR_AUTH_HEADER: { schema: z.string().regex(/^[^\r\n]+$/), help: 'Authorization header value sent to FHIR_BASE_URL, e.g. "Bearer abc".' },
-  FHIR_WRITE_TOOLS: { schema: bool, default: 'false', help: 'Enable the write tools (record_observation, order_medication, order_service).' },
+  FHIR_WRITE_TOOLS: { schema: bool, default: 'false', help: 'Enable the write tools (record_observation, order_medication, order_service) for keys allowed to write; also grants plain API_KEYS (and the keyless sandbox) write access through /fhir.' },
   FHIR_SEED: { schema: bool, default: 'true', help: 'Seed the embedded FHIR server with the synthetic EHR at startup.' },
   SERVER_TOOLS: { schema: bool, default: 'true', help: 'Run the FHIR tools server-side on chat requests (false = pure pass-through).' },
   AGENT_MAX_STEPS: { schema: int(1, 100), default: '8', help: 'Most model calls per chat request in the tool loop.' },
@@ -72,6 +85,10 @@ type Parsed = { [K in keyof Vars]: Vars[K] extends { default: string } ? z.outpu
 
 export interface Config extends Omit<Parsed, 'API_KEYS'> {
   API_KEYS: string[];
+  /** Every accepted key, from API_KEYS and API_KEYS_FILE, with what it may do. */
+  apiKeys: ApiKeyEntry[];
+  /** AUDIT_SINK resolved: off without keys. */
+  auditSink: 'file' | 'fhir' | 'off';
   /** Resolved upstream model name. */
   upstreamModel: string;
   authEnabled: boolean;
@@ -99,11 +116,34 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   }
   const parsed = out as Parsed;
   const keys = parsed.API_KEYS ?? [];
-  if (keys.length === 0 && !isLoopbackHost(parsed.HOST)) {
+  const apiKeys = [...keys.map((key, i) => ({ sha256: sha256Of(key), access: plainKeyAccess(`API_KEYS#${i + 1}`, { writes: parsed.FHIR_WRITE_TOOLS }) })), ...readApiKeysFile(parsed.API_KEYS_FILE, keys)];
+  if (apiKeys.length === 0 && !isLoopbackHost(parsed.HOST)) {
     throw new ConfigError(`invalid API_KEYS: required when HOST=${parsed.HOST} is not a loopback address`);
   }
   const upstreamModel = parsed.UPSTREAM_MODEL ?? parsed.MODEL_ID.split('/').slice(1).join('/');
-  return { ...parsed, API_KEYS: keys, upstreamModel, authEnabled: keys.length > 0 };
+  const authEnabled = apiKeys.length > 0;
+  return { ...parsed, API_KEYS: keys, apiKeys, auditSink: authEnabled ? (parsed.AUDIT_SINK ?? 'file') : 'off', upstreamModel, authEnabled };
+}
+
+function readApiKeysFile(path: string | undefined, plainKeys: string[]): ApiKeyEntry[] {
+  if (path === undefined) return [];
+  const fail = (why: string) => new ConfigError(`invalid API_KEYS_FILE=${JSON.stringify(path)}: ${why}`);
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    throw fail(`cannot read it (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+  }
+  let entries: ApiKeyEntry[];
+  try {
+    entries = parseApiKeysFile(text);
+  } catch (err) {
+    throw fail((err as Error).message);
+  }
+  const plain = plainKeys.map(sha256Of);
+  const twice = entries.find((e) => plain.some((p) => p.equals(e.sha256)));
+  if (twice) throw fail(`key ${twice.access.id} is also in API_KEYS`);
+  return entries;
 }
 
 export function configHelp(): string {

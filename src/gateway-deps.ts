@@ -5,11 +5,13 @@
 import type { Bundle } from '@medplum/fhirtypes';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { createAgentUpstream } from './agent/create-agent-upstream.ts';
+import type { AuditSink } from './audit/audit-trail.ts';
+import { createAccessControl, type AccessControl } from './auth/create-access-control.ts';
 import type { ServerTools } from './agent/tool-contract.ts';
 import type { AppDeps } from './app.ts';
 import type { Config } from './config.ts';
 import { embeddedFhirPlugin } from './fhir/embedded/embedded-fhir-plugin.ts';
-import { createEmbeddedFhirServer, type EmbeddedFhirServer } from './fhir/embedded/embedded-fhir-server.ts';
+import { createEmbeddedFhirServer, type EmbeddedFhirResponse, type EmbeddedFhirServer } from './fhir/embedded/embedded-fhir-server.ts';
 import type { FhirClient } from './fhir/fhir-client.ts';
 import { createMedplumFhirClient } from './fhir/medplum-fhir-client.ts';
 import { fhirReadinessCheck, upstreamReadinessCheck } from './readiness/gateway-readiness-checks.ts';
@@ -41,6 +43,8 @@ export interface GatewayDepsOptions {
   fhir?: FhirClient;
   /** The model instead of UPSTREAM_BASE_URL or LOCAL_MODEL; wrapped like a remote one (UPSTREAM_TOOL_MODE, the tool loop). */
   model?: ModelUpstream;
+  /** Where AuditEvents go instead of AUDIT_SINK (used whenever keys are configured). */
+  audit?: AuditSink;
 }
 
 export async function createModelUpstream(config: Config, logger: FastifyBaseLogger): Promise<ModelUpstream | null> {
@@ -64,6 +68,7 @@ async function createFhirSide(
   config: Config,
   logger: FastifyBaseLogger,
   { seed, fhir: injected }: Pick<GatewayDepsOptions, 'seed' | 'fhir'>,
+  guard: AccessControl['guardFhir'],
 ): Promise<Pick<GatewayDeps, 'fhir' | 'fhirServer' | 'plugins'>> {
   if (injected) return { fhir: injected, plugins: [] };
   if (config.FHIR_BASE_URL) {
@@ -80,7 +85,7 @@ async function createFhirSide(
   // The tools talk to the embedded server in process (no sockets); HTTP clients reach the same store at /fhir.
   const fhir = createMedplumFhirClient({ baseUrl: fhirServer.baseUrl, fetch: fhirServer.fetch, retries: 0 });
   const plugin = async (app: FastifyInstance) => {
-    await app.register(embeddedFhirPlugin, { prefix: '/fhir', server: fhirServer });
+    await app.register(embeddedFhirPlugin, { prefix: '/fhir', server: fhirServer, guard });
   };
   return { fhir, fhirServer, plugins: [plugin] };
 }
@@ -106,8 +111,13 @@ export async function createGatewayDeps(config: Config, logger: FastifyBaseLogge
   const [remote, local, fhirSide] = await Promise.all([
     options.model ?? createModelUpstream(config, logger),
     options.model ? null : createLocalUpstream(config, logger),
-    createFhirSide(config, logger, options),
+    // The guard needs the audit, which may write to the FHIR server being created here: it is looked up per request.
+    createFhirSide(config, logger, options, (req, request, handle): Promise<EmbeddedFhirResponse> => access.guardFhir(req, request, handle)),
   ]);
+  const access: AccessControl = await createAccessControl({ config, logger, fhir: fhirSide.fhir, tools: options.tools, sink: options.audit }).catch(async (err: unknown) => {
+    await local?.close();
+    throw err;
+  });
   // Remote servers that ignore `tools` get them in the prompt instead; the in-process model calls tools natively.
   const model = remote ? applyToolMode(remote, config.UPSTREAM_TOOL_MODE) : (local?.upstream ?? null);
   const toolDefinitions = options.tools.definitions({ writesEnabled: config.FHIR_WRITE_TOOLS });
@@ -120,6 +130,7 @@ export async function createGatewayDeps(config: Config, logger: FastifyBaseLogge
           limits: { maxSteps: config.AGENT_MAX_STEPS, maxToolCalls: config.AGENT_MAX_TOOL_CALLS, deadlineMs: config.AGENT_DEADLINE_MS },
           executeTool: options.tools.execute,
           toolDefinitions,
+          toolsFor: (call) => access.toolsFor(call),
         })
       : model;
   const warming = new AbortController();
@@ -143,6 +154,7 @@ export async function createGatewayDeps(config: Config, logger: FastifyBaseLogge
       // The model is disposed only once nothing evaluates on it any more.
       await warm;
       await local?.close();
+      await access.close();
     },
   };
 }

@@ -8,7 +8,8 @@ const get = (path: string, key: string | null = gw.apiKey) =>
   fetch(`${gw.baseUrl}/fhir${path}`, { headers: key ? { authorization: `Bearer ${key}` } : {} });
 
 beforeAll(async () => {
-  gw = await startGateway({ env: { FHIR_SEED: 'true' } });
+  // Writes through /fhir with a plain API_KEYS key need FHIR_WRITE_TOOLS=true (test/api-key-scopes.test.ts).
+  gw = await startGateway({ env: { FHIR_SEED: 'true', FHIR_WRITE_TOOLS: 'true' } });
 });
 afterAll(() => gw?.close());
 

@@ -384,7 +384,7 @@ describe.each(['create', 'stream'] as const)('server-side FHIR loop over prompte
   let close: () => Promise<void>;
 
   beforeAll(async () => {
-    const config = loadConfig({ HOST: '127.0.0.1', PORT: '0', API_KEYS: TEST_KEY, MODEL_ID: TEST_MODEL, FHIR_SEED: 'true', UPSTREAM_TOOL_MODE: 'prompted', LOG_LEVEL: 'silent' });
+    const config = loadConfig({ HOST: '127.0.0.1', PORT: '0', API_KEYS: TEST_KEY, MODEL_ID: TEST_MODEL, FHIR_SEED: 'true', UPSTREAM_TOOL_MODE: 'prompted', LOG_LEVEL: 'silent', AUDIT_SINK: 'off' });
     const model: ModelUpstream = {
       flavour: 'openai',
       model: 'scripted',

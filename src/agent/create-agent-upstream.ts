@@ -12,7 +12,7 @@ import { mergeTools } from './merge-tools.ts';
 import { initialMessages } from './prepare-step.ts';
 import { runAgentLoop, type AgentLoopOptions, type AgentLoopResult, type StepRunner } from './run-agent-loop.ts';
 import { createStreamStepRunner, toolCallDeltas } from './stream-step.ts';
-import { createToolResultCache } from './tool-result-cache.ts';
+import { createToolResultCache, type ToolResultCache } from './tool-result-cache.ts';
 
 export interface AgentUpstreamOptions {
   upstream: ModelUpstream;
@@ -32,6 +32,23 @@ export interface AgentUpstreamOptions {
   resultCacheSize?: number;
   /** Monotonic milliseconds, for durations. */
   clock?: () => number;
+  /** Per call, from its CallOptions (the caller's API key): its tools. Undefined (or no hook) = the options above. */
+  toolsFor?: (options: CallOptions | undefined) => CallerTools | undefined;
+}
+
+/** What one caller's request gets instead of the gateway-wide tools. */
+export interface CallerTools {
+  /** The client one tool's calls use: the caller's scopes, and its audit. */
+  fhirForTool: (tool: string) => FhirClient;
+  writesEnabled: boolean;
+  /** The server tools offered to the model for this caller. */
+  toolDefinitions: FunctionTool[];
+  /** Separates callers in the result cache, so no key is served another key's tool results. */
+  cacheScope: string;
+}
+
+function scopedCache(cache: ToolResultCache, scope: string): ToolResultCache {
+  return { get: (id) => cache.get(`${scope}\u0000${id}`), set: (id, result) => cache.set(`${scope}\u0000${id}`, result) };
 }
 
 /**
@@ -54,23 +71,27 @@ export function createAgentUpstream(opts: AgentUpstreamOptions): ModelUpstream {
 
   const { executeTool, toolDefinitions } = opts;
 
-  async function prepare(params: ChatParams, signal: AbortSignal | undefined, runStep: StepRunner) {
+  async function prepare(params: ChatParams, options: CallOptions | undefined, signal: AbortSignal | undefined, runStep: StepRunner) {
+    const caller = opts.toolsFor?.(options);
+    const serverTools = caller?.toolDefinitions ?? toolDefinitions;
+    const results = caller ? scopedCache(cache, caller.cacheScope) : cache;
     const loop: AgentLoopOptions = {
       ...base,
       params,
       runStep,
-      serverTools: toolDefinitions,
+      serverTools,
       executeTool,
       fhir: opts.fhir,
-      writesEnabled: opts.writesEnabled,
+      fhirForTool: caller?.fhirForTool,
+      writesEnabled: caller?.writesEnabled ?? opts.writesEnabled,
       limits: opts.limits,
       signal,
-      onExecuted: (e) => cache.set(e.call.id, { name: e.call.function.name, arguments: e.call.function.arguments, content: e.content }),
+      onExecuted: (e) => results.set(e.call.id, { name: e.call.function.name, arguments: e.call.function.arguments, content: e.content }),
     };
     const fill = await fillServerToolResults({
       messages: initialMessages(params),
-      clientToolNames: mergeTools(params.tools, toolDefinitions).clientToolNames,
-      cache,
+      clientToolNames: mergeTools(params.tools, serverTools).clientToolNames,
+      cache: results,
       execute: (calls) =>
         executeServerToolCalls({ ...loop, calls, step: -1, signal, onResult: loop.onExecuted }),
     });
@@ -94,7 +115,7 @@ export function createAgentUpstream(opts: AgentUpstreamOptions): ModelUpstream {
     async doGenerate(params: ChatParams, options?: CallOptions): Promise<UpstreamCompletion> {
       if (params.serverTools === false) return opts.upstream.doGenerate(params, options);
       const runStep: StepRunner = (p, { signal }) => opts.upstream.doGenerate(p, { signal });
-      const { loop, fill } = await prepare(params, signalOf(options), runStep);
+      const { loop, fill } = await prepare(params, options, signalOf(options), runStep);
       return (await run(loop, fill)).completion;
     },
 
@@ -108,7 +129,7 @@ export function createAgentUpstream(opts: AgentUpstreamOptions): ModelUpstream {
       let opened!: () => void;
       const ready = new Promise<void>((resolve) => (opened = resolve));
       const runStep = createStreamStepRunner({ upstream: opts.upstream, emit: channel.push, streamContent: !jsonMode, onOpened: opened });
-      const { loop, fill } = await prepare(params, signal, runStep);
+      const { loop, fill } = await prepare(params, options, signal, runStep);
 
       let keepalive: NodeJS.Timeout | undefined;
       const finished = run(

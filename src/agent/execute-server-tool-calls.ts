@@ -16,6 +16,8 @@ export interface ExecuteServerToolCallsOptions {
   step: number;
   executeTool: ExecuteToolFn;
   fhir: FhirClient;
+  /** The client one tool's calls use (the caller's scopes and audit); default `fhir`. */
+  fhirForTool?: (tool: string) => FhirClient;
   writesEnabled: boolean;
   signal?: AbortSignal;
   now: () => Date;
@@ -35,7 +37,7 @@ async function executeOne(call: ToolCall, opts: ExecuteServerToolCallsOptions): 
   let result: ToolResult;
   try {
     result = await opts.executeTool(call.function.name, call.function.arguments, {
-      fhir: opts.fhir,
+      fhir: opts.fhirForTool?.(call.function.name) ?? opts.fhir,
       signal: opts.signal,
       now: opts.now,
       writesEnabled: opts.writesEnabled,

@@ -23,6 +23,8 @@ export interface AgentLoopOptions {
   serverTools: FunctionTool[];
   executeTool: ExecuteToolFn;
   fhir: FhirClient;
+  /** The client one tool's calls use (the caller's scopes and audit); default `fhir`. */
+  fhirForTool?: (tool: string) => FhirClient;
   writesEnabled: boolean;
   limits: AgentLimits;
   /** The client's disconnect. */
@@ -157,6 +159,7 @@ async function runTools(o: AgentLoopOptions, calls: ToolCall[], step: number, si
       step,
       executeTool: o.executeTool,
       fhir: o.fhir,
+      fhirForTool: o.fhirForTool,
       writesEnabled: o.writesEnabled,
       signal,
       now: o.now,

@@ -27,6 +27,7 @@ export type ToolErrorCode =
   | 'unknown_tool' // `details.available` names the tools there are
   | 'writes_disabled' // a write tool while writes are off
   | 'fhir_error' // the FHIR server refused: its `status` and OperationOutcome message
+  | 'forbidden' // the caller's API key may not do this (its scopes or patient list), or the FHIR server said 403
   | 'timeout'
   | 'aborted'
   | 'internal_error';

@@ -1,15 +1,15 @@
-// Constant-time API key check: every configured key is compared (no early exit) over equal-length digests.
-import { createHash, timingSafeEqual } from 'node:crypto';
+// Constant-time API key lookup: every configured key is compared (no early exit) over equal-length digests.
+import { timingSafeEqual } from 'node:crypto';
+import { sha256Of, type ApiKeyEntry } from '../auth/api-keys-file.ts';
+import type { KeyAccess } from '../auth/key-access.ts';
 
-const digest = (s: string) => createHash('sha256').update(s).digest();
-
-export function createApiKeyChecker(keys: string[]): (presented: string | undefined) => boolean {
-  const digests = keys.map(digest);
+/** The presented key's access, or undefined when it is no configured key. */
+export function createApiKeyResolver(entries: ApiKeyEntry[]): (presented: string | undefined) => KeyAccess | undefined {
   return (presented) => {
-    const candidate = digest(presented ?? '');
-    let ok = false;
-    for (const d of digests) ok = timingSafeEqual(d, candidate) || ok;
-    return ok && presented !== undefined;
+    const candidate = sha256Of(presented ?? '');
+    let found: KeyAccess | undefined;
+    for (const e of entries) if (timingSafeEqual(e.sha256, candidate)) found = e.access;
+    return presented === undefined ? undefined : found;
   };
 }
 

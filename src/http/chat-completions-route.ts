@@ -1,5 +1,6 @@
 // POST /v1/chat/completions: thin HTTP glue around ModelUpstream. Validation, n fan-out, deadline, disconnects.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { KeyAccess } from '../auth/key-access.ts';
 import { ApiError, NO_RETRY } from '../openai/api-error.ts';
 import { toChatCompletion } from '../openai/chat-completion.ts';
 import { isJsonMode } from '../openai/is-json-mode.ts';
@@ -37,13 +38,14 @@ class RequestCancel {
   // An AbortHub, not an AbortController: see src/upstream/abort-hub.ts.
   readonly hub = new AbortHub();
   /** For upstream calls. A plain object: an accessor property here measurably slows every request. */
-  readonly options: CallOptions = { abort: this.hub };
+  readonly options: CallOptions;
   timedOut = false;
   readonly #reply: FastifyReply;
   readonly #untrack: () => void;
   readonly #onClose: () => void;
 
-  constructor(reply: FastifyReply, deadlineMs: number, wheel: DeadlineWheel) {
+  constructor(reply: FastifyReply, deadlineMs: number, wheel: DeadlineWheel, access: KeyAccess | undefined) {
+    this.options = { abort: this.hub, access };
     this.#reply = reply;
     this.#untrack = wheel.track(deadlineMs, () => {
       this.timedOut = true;
@@ -84,7 +86,7 @@ export async function chatCompletionsRoute(app: FastifyInstance, o: ChatRouteOpt
     const jsonMode = isJsonMode(params.responseFormat);
     const id = `chatcmpl-${o.generateId()}`;
     const created = Math.floor(o.now() / 1000);
-    const sig = new RequestCancel(reply, o.deadlineMs, wheel);
+    const sig = new RequestCancel(reply, o.deadlineMs, wheel, req.keyAccess);
     let settled = false;
     try {
       if (!body.stream) {

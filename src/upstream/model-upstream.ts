@@ -2,6 +2,7 @@
 // The HTTP route and the agent loop talk to a model only through `ModelUpstream`.
 // The OpenAI message and tool types it carries are the wire schemas' own (src/openai/chat-request.ts).
 import type { ChatMessage, FunctionTool, ResponseFormat, ToolCall, ToolChoice } from '../openai/chat-request.ts';
+import type { KeyAccess } from '../auth/key-access.ts';
 
 export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter';
 
@@ -89,6 +90,8 @@ export interface CallOptions {
    * without creating an AbortSignal. When both are given they are the same cancellation.
    */
   abort?: AbortSource;
+  /** The caller's API key access: which FHIR tools it gets, and who the audit names. Unset for in-process callers. */
+  access?: KeyAccess;
 }
 
 /** An EventEmitter-style cancellation source that undici accepts as a signal. */

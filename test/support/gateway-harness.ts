@@ -34,6 +34,8 @@ export async function startGateway(o: { env?: Record<string, string>; handler?: 
     FHIR_SEED: 'false',
     UPSTREAM_MAX_RETRIES: '2',
     LOG_LEVEL: 'debug',
+    // Tests that want the audit inject a sink or name a file; none writes ./audit in the working tree.
+    AUDIT_SINK: 'off',
     ...(o.noUpstream ? {} : { UPSTREAM_BASE_URL: fake.baseUrl }),
     ...o.env,
   });

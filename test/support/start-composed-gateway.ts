@@ -22,6 +22,7 @@ export async function startComposedGateway(
     FHIR_SEED: 'false',
     UPSTREAM_MAX_RETRIES: '2',
     LOG_LEVEL: 'warn',
+    AUDIT_SINK: 'off',
     UPSTREAM_BASE_URL: fake.baseUrl,
     ...o.env,
   });

@@ -2,17 +2,19 @@
 // the origin the client used (Host header) plus the prefix, so a plain HTTP client can follow `next`.
 import { badRequest, serverError, unauthorized } from '@medplum/core';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
-import type { EmbeddedFhirServer } from './embedded-fhir-server.ts';
+import type { EmbeddedFhirRequest, EmbeddedFhirResponse, EmbeddedFhirServer } from './embedded-fhir-server.ts';
 
 export interface EmbeddedFhirPluginOptions {
   server: EmbeddedFhirServer;
   /** Return false to answer 401 (before the body is read). */
   authorize?: (req: FastifyRequest) => boolean;
+  /** Runs each request instead of `server.handle` (which it is given): may answer itself, e.g. 403 by scope. */
+  guard?: (req: FastifyRequest, request: EmbeddedFhirRequest, handle: EmbeddedFhirServer['handle']) => Promise<EmbeddedFhirResponse>;
 }
 
 const FHIR_JSON = 'application/fhir+json; charset=utf-8';
 
-export const embeddedFhirPlugin: FastifyPluginAsync<EmbeddedFhirPluginOptions> = async (app, { server, authorize }) => {
+export const embeddedFhirPlugin: FastifyPluginAsync<EmbeddedFhirPluginOptions> = async (app, { server, authorize, guard }) => {
   const prefix = app.prefix;
   for (const type of ['application/fhir+json', 'application/json']) {
     if (app.hasContentTypeParser(type)) app.removeContentTypeParser(type);
@@ -42,13 +44,14 @@ export const embeddedFhirPlugin: FastifyPluginAsync<EmbeddedFhirPluginOptions> =
   }
 
   const handler = async (req: FastifyRequest, reply: import('fastify').FastifyReply) => {
-    const res = await server.handle({
+    const request: EmbeddedFhirRequest = {
       method: req.method,
       url: req.url.slice(prefix.length) || '/',
       body: req.body,
       headers: req.headers as Record<string, string | undefined>,
       baseUrl: `${req.protocol}://${req.host}${prefix}`,
-    });
+    };
+    const res = guard ? await guard(req, request, server.handle) : await server.handle(request);
     return reply.code(res.status).headers(res.headers ?? {}).type(FHIR_JSON).send(JSON.stringify(res.body));
   };
   app.route({ method: ['GET', 'POST', 'PUT', 'DELETE', 'PATCH'], url: '/', handler });

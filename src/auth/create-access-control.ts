@@ -1,0 +1,73 @@
+// Per-key access and the audit, joined to the two ways FHIR data leaves the gateway: the /fhir routes (a guard
+// around the embedded server) and the agent's tools (a scoped FhirClient per tool, and the tools offered).
+import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
+import type { CallerTools } from '../agent/create-agent-upstream.ts';
+import type { ServerTools } from '../agent/tool-contract.ts';
+import { createAuditSink } from '../audit/create-audit-sink.ts';
+import { createAuditTrail, noAuditTrail, type AuditSink, type AuditTrail } from '../audit/audit-trail.ts';
+import type { Config } from '../config.ts';
+import type { EmbeddedFhirRequest, EmbeddedFhirResponse, EmbeddedFhirServer } from '../fhir/embedded/embedded-fhir-server.ts';
+import type { FhirClient } from '../fhir/fhir-client.ts';
+import type { CallOptions } from '../upstream/model-upstream.ts';
+import { guardFhirRequest } from './guard-fhir-request.ts';
+import { toolAccess, toolsMayWrite, type KeyAccess } from './key-access.ts';
+import { createScopedFhirClient } from './scoped-fhir-client.ts';
+
+export interface AccessControl {
+  /** Runs a /fhir request under the caller's scopes, and audits it. */
+  guardFhir(req: FastifyRequest, request: EmbeddedFhirRequest, handle: EmbeddedFhirServer['handle']): Promise<EmbeddedFhirResponse>;
+  /** The caller's tools for the agent loop; undefined for in-process callers (no key: the gateway-wide tools). */
+  toolsFor(options: CallOptions | undefined): CallerTools | undefined;
+  close(): Promise<void>;
+}
+
+export interface AccessControlOptions {
+  config: Pick<Config, 'auditSink' | 'AUDIT_FILE' | 'AUDIT_FILE_MAX_BYTES' | 'FHIR_WRITE_TOOLS' | 'FHIR_BASE_URL'>;
+  logger: FastifyBaseLogger;
+  /** The raw client: the tools' clients wrap it, and AUDIT_SINK=fhir writes through it. */
+  fhir: FhirClient;
+  tools: ServerTools;
+  /** Instead of AUDIT_SINK. */
+  sink?: AuditSink;
+  now?: () => Date;
+}
+
+/** A request that reached /fhir without the auth hook having named its key may do nothing. */
+const NOTHING: KeyAccess = { id: 'unknown', scopes: [], flags: new Set(), patients: new Set(), audited: false };
+
+export async function createAccessControl(o: AccessControlOptions): Promise<AccessControl> {
+  const sink = o.sink ?? (await createAuditSink(o.config, o.fhir));
+  if (o.config.auditSink === 'fhir' && !o.config.FHIR_BASE_URL && !o.sink) {
+    o.logger.warn('AUDIT_SINK=fhir with the embedded FHIR server: the audit lives in memory and is lost at restart (use AUDIT_SINK=file)');
+  }
+  o.logger.info({ sink: o.sink ? 'injected' : o.config.auditSink, file: o.config.auditSink === 'file' ? o.config.AUDIT_FILE : undefined }, 'audit');
+  const trail = sink
+    ? createAuditTrail({ sink, now: o.now, onError: (err, facts) => o.logger.error({ err: err.message, ...facts }, 'audit record not written') })
+    : noAuditTrail;
+  const auditFor = (access: KeyAccess): AuditTrail => (access.audited ? trail : noAuditTrail);
+  const definitions = { read: o.tools.definitions({ writesEnabled: false }), write: o.tools.definitions({ writesEnabled: o.config.FHIR_WRITE_TOOLS }) };
+
+  return {
+    guardFhir(req, request, handle) {
+      const access = req.keyAccess ?? NOTHING;
+      return guardFhirRequest(request, { access, audit: auditFor(access), address: req.ip, handle });
+    },
+    toolsFor(options) {
+      const access = options?.access;
+      if (!access) return undefined;
+      const scoped = toolAccess(access);
+      const audit = auditFor(access);
+      return {
+        fhirForTool: (tool) => createScopedFhirClient({ fhir: o.fhir, access: scoped, audit, tool }),
+        // Writes stay on when the deployment allows them, so a write the key may not make is `forbidden`, not
+        // `writes_disabled`; the write tools are only offered to keys that may write.
+        writesEnabled: o.config.FHIR_WRITE_TOOLS,
+        toolDefinitions: toolsMayWrite(access) ? definitions.write : definitions.read,
+        cacheScope: access.id,
+      };
+    },
+    close: async () => {
+      await sink?.close();
+    },
+  };
+}

@@ -1,0 +1,97 @@
+// The FhirClient one tool call gets: every interaction checked against the caller's scopes before it is sent (a
+// refusal is a FhirError 403, which the tool hands the model as `forbidden`), the answer checked for the key's
+// patients, and each interaction recorded as an AuditEvent. Works the same over the embedded server and HAPI.
+import { forbidden } from '@medplum/core';
+import type { Bundle, Resource } from '@medplum/fhirtypes';
+import type { AuditFacts } from '../audit/audit-event.ts';
+import type { AuditTrail } from '../audit/audit-trail.ts';
+import { FhirError, type FhirCallOptions, type FhirClient, type FhirRequestTrace, type SearchParams } from '../fhir/fhir-client.ts';
+import { withDiagnostics } from '../fhir/with-diagnostics.ts';
+import { authorizeInteraction, unauthorizedResult } from './authorize-interaction.ts';
+import { classifyFhirRequest, type FhirRequestInteraction } from './classify-fhir-request.ts';
+import type { KeyAccess } from './key-access.ts';
+import { patientIdsOf } from './patient-compartment.ts';
+
+export interface ScopedFhirClientOptions {
+  fhir: FhirClient;
+  access: KeyAccess;
+  audit: AuditTrail;
+  /** The tool making the calls, for the audit. */
+  tool: string;
+}
+
+function searchPairs(params: SearchParams): Array<[string, string]> {
+  return Object.entries(params).flatMap(([k, v]) => (v === undefined ? [] : (Array.isArray(v) ? v : [v]).map((x): [string, string] => [k, String(x)])));
+}
+
+const refOf = (r: Resource) => `${r.resourceType}/${r.id}`;
+
+export function createScopedFhirClient({ fhir, access, audit, tool }: ScopedFhirClientOptions): FhirClient {
+  const record = (i: FhirRequestInteraction, f: Pick<AuditFacts, 'status'> & Partial<AuditFacts>) =>
+    audit.record({
+      subtype: i.subtype === 'capabilities' ? 'operation' : i.subtype,
+      keyId: access.id,
+      tool,
+      searchedType: i.subtype === 'search-type' ? i.resourceTypes[0] : undefined,
+      references: i.id ? [`${i.resourceTypes[0]}/${i.id}`] : [],
+      patients: [],
+      ...f,
+    });
+
+  /** Checks, runs and records one interaction; `results` says which answered resources were read. */
+  async function run<T, O extends FhirCallOptions>(
+    i: FhirRequestInteraction,
+    options: O | undefined,
+    send: (options: O) => Promise<T>,
+    results: (answer: T) => { read: Resource[]; written: Resource[] },
+  ): Promise<T> {
+    const auth = authorizeInteraction(access, i);
+    const refuse = async (reason: string, patients: string[], references?: string[]) => {
+      await record(i, { status: 403, denied: reason, patients, ...(references ? { references } : {}) });
+      return new FhirError(reason, 403, withDiagnostics(forbidden, reason));
+    };
+    if (!auth.ok) throw await refuse(auth.reason, auth.requestedPatients);
+    let status: number | undefined;
+    const traced = { ...options, onTrace: (t: FhirRequestTrace) => ((status = t.status), options?.onTrace?.(t)) } as O;
+    let answer: T;
+    try {
+      answer = await send(traced);
+    } catch (err) {
+      await record(i, { status: err instanceof FhirError ? err.status : undefined, patients: auth.requestedPatients });
+      throw err;
+    }
+    const { read, written } = results(answer);
+    const patients = [...new Set([...auth.requestedPatients, ...[...read, ...written].flatMap(patientIdsOf)])];
+    const references = [...read, ...written].map(refOf);
+    const why = read.length > 0 ? unauthorizedResult(access, i.subtype === 'search-type' ? 'search' : 'read', read) : undefined;
+    if (why) throw await refuse(why, patients, references);
+    await record(i, { status: status ?? 200, patients, references });
+    return answer;
+  }
+
+  return {
+    baseUrl: fhir.baseUrl,
+    readResource(resourceType, id, options) {
+      const i: FhirRequestInteraction = { subtype: 'read', needs: ['read'], resourceTypes: [resourceType], id, wholeServer: false };
+      return run(i, options, (o) => fhir.readResource(resourceType, id, o), (r) => ({ read: [r], written: [] }));
+    },
+    searchResources(resourceType, params, options) {
+      const i: FhirRequestInteraction = { subtype: 'search-type', needs: ['search'], resourceTypes: [resourceType], searchPairs: searchPairs(params), wholeServer: false };
+      return run(i, options, (o) => fhir.searchResources(resourceType, params, o), (r) => ({ read: r.resources, written: [] }));
+    },
+    createResource(resource, options) {
+      // The write tools' If-None-Exist is their own idempotency key, not a search the caller chose: create suffices.
+      const i: FhirRequestInteraction = { subtype: 'create', needs: ['create'], resourceTypes: [resource.resourceType], wholeServer: false, resource };
+      return run(i, options, (o) => fhir.createResource(resource, o), (r) => ({ read: [], written: [r] }));
+    },
+    executeBatch(bundle, options) {
+      const i = classifyFhirRequest({ method: 'POST', url: '', body: bundle });
+      return run(
+        i,
+        options,
+        (o) => fhir.executeBatch(bundle, o),
+        (b: Bundle) => ({ read: [], written: (b.entry ?? []).flatMap((e) => (e.resource?.id ? [e.resource] : [])) }),
+      );
+    },
+  };
+}
