@@ -2,8 +2,6 @@
 // and names what fails; an upstream failure names its host and cause but never the URL or a key; a taken port is
 // one line and exit 78 before any seeding (the gateway) or any JVM (npm run hapi); expected failures log at warn.
 import { spawn } from 'node:child_process';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,33 +12,11 @@ import type { ReadinessCheck } from '../src/readiness/readiness-check.ts';
 import { describeNetworkFailure } from '../src/shared/describe-network-failure.ts';
 import type { ModelUpstream } from '../src/upstream/model-upstream.ts';
 import { startGateway, TEST_KEY, TEST_MODEL, type RunningGateway } from './support/gateway-harness.ts';
+import { closedPort, startRecordingServer as listen } from './support/recording-server.ts';
 import { completionReply } from './support/upstream-replies.ts';
 
 const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
 const SECRET_KEY = 'sk-upstream-secret-4711';
-
-/** A plain HTTP server on loopback that records requests; `answer` decides the reply (never answering is allowed). */
-async function listen(answer: (url: string, res: import('node:http').ServerResponse) => void = (_u, res) => res.end('{}')) {
-  const requests: string[] = [];
-  const server: Server = createServer((req, res) => {
-    requests.push(req.url ?? '/');
-    answer(req.url ?? '/', res);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as AddressInfo).port;
-  return {
-    port,
-    requests,
-    close: () => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))),
-  };
-}
-
-/** A port nothing listens on (bound once, then released). */
-async function closedPort(): Promise<number> {
-  const s = await listen();
-  await s.close();
-  return s.port;
-}
 
 async function ready(gw: RunningGateway) {
   const res = await fetch(`${gw.baseUrl}/ready`);
@@ -86,7 +62,7 @@ describe('GET /ready', () => {
   });
 
   it('503 naming each failing component and its cause, with no URL, userinfo or key in the body', async () => {
-    const fhir = await listen((url, res) => res.writeHead(url.endsWith('/metadata') ? 500 : 404).end('{}'));
+    const fhir = await listen((req, res) => void res.writeHead(req.url?.endsWith('/metadata') ? 500 : 404).end('{}'));
     const dead = await closedPort();
     const gw = await startGateway({
       env: { UPSTREAM_BASE_URL: `http://user:hunter2@127.0.0.1:${dead}/v1`, UPSTREAM_API_KEY: SECRET_KEY, FHIR_BASE_URL: `http://127.0.0.1:${fhir.port}/fhir`, FHIR_AUTH_HEADER: 'Bearer fhir-secret' },
@@ -102,7 +78,7 @@ describe('GET /ready', () => {
           fhir: { status: 'failing', detail: 'GET /metadata answered HTTP 500' },
         },
       });
-      expect(fhir.requests).toEqual(['/fhir/metadata']);
+      expect(fhir.requests.map((r) => r.url)).toEqual(['/fhir/metadata']);
       for (const secret of ['hunter2', SECRET_KEY, 'fhir-secret', 'http://']) expect(text).not.toContain(secret);
     } finally {
       await gw.close();
@@ -295,7 +271,7 @@ describe('a port already in use', () => {
 
   it('npm run hapi (test/hapi/run.sh): refuses before building or starting a JVM, and never says ready', async () => {
     // The holder even answers /fhir/metadata with 200: the old readiness poll took it for HAPI.
-    const holder = await listen((_u, res) => res.writeHead(200, { 'content-type': 'application/fhir+json' }).end('{"resourceType":"CapabilityStatement"}'));
+    const holder = await listen((_req, res) => void res.writeHead(200, { 'content-type': 'application/fhir+json' }).end('{"resourceType":"CapabilityStatement"}'));
     try {
       const r = await runToEnd('bash', ['test/hapi/run.sh'], { HAPI_PORT: String(holder.port), HAPI_HOST: '127.0.0.1' }, 20_000);
       expect(r.code).toBe(1);

@@ -3,7 +3,7 @@
 // (grammar converters choke on them, see tools/portable-json-schema.ts): they read its message instead, so each
 // `.regex()` message states the rule.
 import { z } from 'zod';
-import { FHIR_ID, FHIR_ID_PATTERN } from '../src/fhir/fhir-id.ts';
+import { FHIR_ID, FHIR_ID_PATTERN, NOT_A_DOT_SEGMENT } from '../src/fhir/fhir-id.ts';
 
 const FHIR_DATE = /^\d{4}(-\d{2}(-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})?)?)?)?$/;
 const FHIR_DATETIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
@@ -31,12 +31,12 @@ export const RXNORM = 'http://www.nlm.nih.gov/research/umls/rxnorm';
 export const NDC = 'http://hl7.org/fhir/sid/ndc';
 export const UCUM = 'http://unitsofmeasure.org';
 
-export const idField = () => z.string().regex(FHIR_ID, 'must be a FHIR id: letters, digits, "-" or ".", at most 64');
+export const idField = () => z.string().regex(FHIR_ID, 'must be a FHIR id: letters, digits, "-" or ".", at most 64, and not only dots');
 
 export const patientField = () =>
   z
     .string()
-    .regex(new RegExp(`^(Patient/)?${FHIR_ID_PATTERN}$`), 'must be a Patient id (letters, digits, "-" or ".", at most 64) or "Patient/<id>"')
+    .regex(new RegExp(`^(Patient/)?${NOT_A_DOT_SEGMENT}${FHIR_ID_PATTERN}$`), 'must be a Patient id (letters, digits, "-" or ".", at most 64, not only dots) or "Patient/<id>"')
     .describe('The patient, e.g. "S1000001" or "Patient/S1000001"');
 
 /** Bare id from "Patient/<id>" or "<id>". */

@@ -43,6 +43,8 @@ interface Attempt {
   status?: number;
   retryAfterMs?: number;
   location?: string;
+  /** The server answered with a redirect: refused, and final (not retried). */
+  redirected?: boolean;
   onTrace?: (trace: FhirRequestTrace) => void;
 }
 
@@ -63,6 +65,7 @@ export function createMedplumFhirClient(opts: MedplumFhirClientOptions): FhirCli
   const origin = parsed.origin;
   const fhirPath = parsed.pathname.replace(/^\/+|\/+$/g, '');
   const baseUrl = fhirPath ? `${origin}/${fhirPath}` : origin;
+  const basePath = fhirPath ? `/${fhirPath}` : '';
   const timeoutMs = opts.timeoutMs ?? 15_000;
   const retries = opts.retries ?? 2;
   const defaultMax = opts.maxResults ?? 200;
@@ -90,6 +93,13 @@ export function createMedplumFhirClient(opts: MedplumFhirClientOptions): FhirCli
       attempt.location = response.headers.get('content-location') ?? response.headers.get('location') ?? undefined;
     }
     trace(response.status);
+    // Redirects are never followed (redirect: 'manual' above): the target could be any host, and would get our
+    // headers. Nor is a redirect's body taken for the answer. 304 is no redirect (and never asked for).
+    if (response.status >= 300 && response.status < 400 && response.status !== 304) {
+      if (attempt) attempt.redirected = true;
+      await response.body?.cancel().catch(() => {});
+      throw badGateway(`The FHIR server answered a redirect (HTTP ${response.status}); redirects are not followed`);
+    }
     return response;
   };
 
@@ -104,6 +114,7 @@ export function createMedplumFhirClient(opts: MedplumFhirClientOptions): FhirCli
   });
 
   function toFhirError(err: unknown, attempt: Attempt): unknown {
+    if (err instanceof FhirError) return err;
     if (err instanceof OperationOutcomeError) {
       const status = attempt.status ?? getStatus(err.outcome);
       return new FhirError(operationOutcomeToString(err.outcome), status, err.outcome);
@@ -143,7 +154,8 @@ export function createMedplumFhirClient(opts: MedplumFhirClientOptions): FhirCli
           minTimeout: opts.retryDelayMs ?? 250,
           factor: 2,
           signal: caller,
-          shouldRetry: ({ error }) => !caller?.aborted && isRetryableFailure(error, idempotent) && (last.retryAfterMs ?? 0) <= MAX_RETRY_AFTER_MS,
+          shouldRetry: ({ error }) =>
+            !caller?.aborted && !last.redirected && isRetryableFailure(error, idempotent) && (last.retryAfterMs ?? 0) <= MAX_RETRY_AFTER_MS,
           onFailedAttempt: async ({ error, retriesLeft }) => {
             const wait = last.retryAfterMs;
             if (!wait || retriesLeft <= 0 || wait > MAX_RETRY_AFTER_MS || !isRetryableFailure(error, idempotent)) return;
@@ -172,7 +184,10 @@ export function createMedplumFhirClient(opts: MedplumFhirClientOptions): FhirCli
     const next = bundle.link?.find((l) => l.relation === 'next')?.url;
     if (!next) return undefined;
     const url = new URL(next, `${current}`);
+    // Only pages of this server's FHIR base: a link elsewhere (another host, or another path on this one) would
+    // carry our headers where nobody configured them.
     if (url.origin !== origin) throw badGateway(`Refusing a next-page link on another origin: ${url.origin}`);
+    if (url.pathname !== basePath && !url.pathname.startsWith(`${basePath}/`)) throw badGateway(`Refusing a next-page link outside the FHIR base: ${url.pathname}`);
     return url.toString();
   }
 

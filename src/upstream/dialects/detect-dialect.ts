@@ -32,6 +32,8 @@ export async function detectDialect(o: DetectDialectOptions): Promise<DetectedDi
     const res = await (o.fetch ?? fetch)(target, {
       headers: o.apiKey ? { authorization: `Bearer ${o.apiKey}` } : {},
       signal: AbortSignal.timeout(o.timeoutMs ?? 3000),
+      // A redirect is no answer: following it could carry the key to another host.
+      redirect: 'manual',
     });
     if (!res.ok) {
       await res.body?.cancel().catch(() => {});
