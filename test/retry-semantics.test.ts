@@ -68,6 +68,22 @@ describe('JSON mode cut off by max_tokens: 200, finish_reason length, the partia
     expect(sse.trimEnd().endsWith('data: [DONE]')).toBe(true);
   });
 
+  it('the same with the FHIR tools on (the agent loop ends on the cut-off step), whole and streamed', async () => {
+    const agent = await startGateway({ env: { SERVER_TOOLS: 'true' } });
+    try {
+      agent.fake.setHandler((req) =>
+        req.body?.stream ? { chunks: streamChunks({ content: ['{"mrn": ', '"S10'], finishReason: 'length' }) } : completionReply({ content: CUT, finishReason: 'length' }),
+      );
+      const whole: any = await (await post(agent, { response_format: { type: 'json_object' }, max_tokens: 8 })).json();
+      expect(whole.choices[0]).toMatchObject({ finish_reason: 'length', message: { content: CUT } });
+      const stream = sdk(agent).chat.completions.stream({ model: agent.model, messages: question, response_format: zodResponseFormat(Answer, 'answer'), max_tokens: 8 });
+      await expect(stream.finalChatCompletion()).rejects.toBeInstanceOf(LengthFinishReasonError);
+      expect(agent.fake.requests).toHaveLength(2);
+    } finally {
+      await agent.close();
+    }
+  });
+
   it('openai-node parse(): LengthFinishReasonError after ONE upstream generation', async () => {
     cutOff();
     const client = sdk(gw);
