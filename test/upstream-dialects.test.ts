@@ -1,5 +1,6 @@
 // One module per upstream dialect: a contract suite run against every dialect, then each one's quirks (request
 // mapping, usage, errors), detection with an injected fetch, and the usage / thinking rules at the HTTP edge.
+import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTokenBudget } from '../src/agent/token-budget.ts';
 import { upstreamToApiError } from '../src/http/error-handler.ts';
@@ -136,6 +137,22 @@ describe('each dialect\'s quirks', () => {
     expect(api.status).toBe(502);
     expect(api.toEnvelope().error).toMatchObject({ type: 'server_error', code: 'upstream_error' });
     expect(api.message).toContain('Invalid tool call');
+  });
+});
+
+describe('llama-cpp-python validation failures', () => {
+  it('its pydantic 500 (recorded) is the client\'s 400, not retried, and never echoes the input', async () => {
+    const recorded = JSON.parse(await readFile(new URL('../fixtures/upstream/llama-cpp-python/error-malformed-body.json', import.meta.url), 'utf8'));
+    const body = JSON.stringify(recorded.response.body);
+    expect(recorded.response.status).toBe(500);
+    const err = dialectFor('llama-cpp-python').mapError({ status: 500, body, retryAfterMs: undefined });
+    expect(err.isRetryable).toBe(false);
+    const api = upstreamToApiError(err);
+    expect(api.status).toBe(400);
+    expect(api.message).toContain('body.messages: Input should be a valid list');
+    expect(api.message).not.toContain('not a list');
+    // Any other 500 stays a retryable upstream failure.
+    expect(dialectFor('llama-cpp-python').mapError({ status: 500, body: 'Internal Server Error', retryAfterMs: undefined }).isRetryable).toBe(true);
   });
 });
 

@@ -15,6 +15,12 @@ const MESSAGE_MAX = 200;
 
 /** The server's own words: its envelope's `error.message`, or the plain-text body; one line, truncated. */
 export function serverMessage(body: string): string {
+  const line = serverMessageRaw(body).replace(/\s+/g, ' ').trim();
+  return line.length > MESSAGE_MAX ? `${line.slice(0, MESSAGE_MAX - 1)}…` : line;
+}
+
+/** The envelope's `error.message` or the plain-text body, as sent. */
+function serverMessageRaw(body: string): string {
   let text = body;
   try {
     const json = JSON.parse(body) as { error?: { message?: unknown } | string } | null;
@@ -24,8 +30,19 @@ export function serverMessage(body: string): string {
   } catch {
     // plain text (e.g. starlette's "Internal Server Error")
   }
-  const line = text.replace(/\s+/g, ' ').trim();
-  return line.length > MESSAGE_MAX ? `${line.slice(0, MESSAGE_MAX - 1)}…` : line;
+  return text;
+}
+
+/**
+ * Its request validation failures come back as 500s (pydantic's "N validation error(s)"), which would be retried
+ * although no retry can help. They are the client's 400; only `loc` and `msg` are kept, never pydantic's `input`,
+ * which can echo message content.
+ */
+export function validationFailure(body: string): string | undefined {
+  const message = serverMessageRaw(body);
+  if (!/^\d+ validation errors?:/.test(message)) return undefined;
+  const details = [...message.matchAll(/'loc': \(([^)]*)\), 'msg': '([^']*)'/g)].map((m) => `${m[1]!.replace(/'/g, '').replace(/, /g, '.')}: ${m[2]}`);
+  return `the upstream rejected the request: ${details.join('; ') || 'validation error'}`;
 }
 
 function responseFormat(rf: ResponseFormat): unknown {
@@ -44,6 +61,8 @@ export const llamaCppPythonDialect: UpstreamDialect = {
   },
   mapError(r) {
     if (r.status < 500) return statusError(r);
+    const invalid = validationFailure(r.body);
+    if (invalid) return statusError({ ...r, status: 400, body: JSON.stringify({ error: { message: invalid } }) }, 'upstream rejected the request as invalid');
     const said = serverMessage(r.body);
     return statusError(r, said ? `upstream answered HTTP ${r.status}: ${said}` : undefined);
   },
