@@ -263,7 +263,7 @@ describe('portableJsonSchema', () => {
       email: z.email().describe('Mail'),
     });
     expect(JSON.stringify(p)).not.toMatch(/"pattern"|"allOf"/);
-    expect(p.id.description).toBe('The id. Must be a FHIR id: letters, digits, "-" or ".", at most 64.');
+    expect(p.id.description).toBe('The id. Must be a FHIR id: letters, digits, "-" or ".", at most 64, and not only dots.');
     expect(p.said.description).toBe('Digits only: must be digits');
     expect(p.bare.description).toBe('A code. Must match the regular expression /^[a-z]{2}$/.');
     expect(p.two.description).toBe('Word. Must start with "a". Must end with "b".');
