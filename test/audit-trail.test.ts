@@ -122,6 +122,15 @@ describe('when the audit is on', () => {
     expect(() => loadConfig({ AUDIT_SINK: 'syslog' })).toThrow(/^invalid AUDIT_SINK/);
   });
 
+  it('an audit file that cannot be opened stops boot with one line naming AUDIT_FILE', async () => {
+    const blocker = join(dir, 'not-a-dir');
+    writeFileSync(blocker, '');
+    const config = loadConfig({ API_KEYS: 'k1', AUDIT_FILE: join(blocker, 'audit.ndjson'), LOG_LEVEL: 'silent', FHIR_SEED: 'false' });
+    await expect(composeGateway({ config, logger: pino({ level: 'silent' }) })).rejects.toThrow(
+      expect.objectContaining({ name: 'ConfigError', message: expect.stringMatching(/^invalid AUDIT_FILE=".*not-a-dir\/audit\.ndjson": cannot open it for appending \(E[A-Z]+\)$/) }),
+    );
+  });
+
   it('the keyless sandbox records nothing, even with a sink', async () => {
     const written: AuditEvent[] = [];
     const sink: AuditSink = { write: async (e) => void written.push(e), close: async () => {} };
