@@ -147,6 +147,26 @@ describe('in-process GGUF model through the gateway', () => {
     expect(check.success || check.error.issues.every((i) => i.code === 'invalid_format')).toBe(true);
   }, MODEL_TEST_MS);
 
+  it('concurrent requests run on the sequences, then queue; past the queue they get 429 with Retry-After', async (ctx) => {
+    if (skip) return ctx.skip(skip);
+    const ask = (g: RunningGateway, i: number) =>
+      slow(g).chat.completions.create({ model: g.model, messages: [{ role: 'user', content: `Say a word about ${i}.` }], max_tokens: 8, temperature: 0 });
+    // 2 sequences + a queue of 4: six at once all succeed.
+    const six = await Promise.allSettled(Array.from({ length: 6 }, (_, i) => ask(gw, i)));
+    expect(six.filter((r) => r.status === 'fulfilled')).toHaveLength(6);
+    const tight = await startGateway({ noUpstream: true, env: { LOCAL_MODEL: modelFile, LOCAL_MODEL_SEQUENCES: '1', LOCAL_MODEL_QUEUE: '1', LOG_LEVEL: 'warn' } });
+    try {
+      // 1 sequence + a queue of 1: of four at once, two are served and two are told to come back.
+      const four = await Promise.allSettled(Array.from({ length: 4 }, (_, i) => ask(tight, i)));
+      const refused = four.flatMap((r) => (r.status === 'rejected' ? [r.reason as { status?: number; headers?: Headers }] : []));
+      expect(four.filter((r) => r.status === 'fulfilled')).toHaveLength(2);
+      expect(refused.map((e) => e.status)).toEqual([429, 429]);
+      expect(refused[0]!.headers?.get('retry-after')).toBeTruthy();
+    } finally {
+      await tight.close();
+    }
+  }, MODEL_TEST_MS);
+
   it('a client that disconnects mid-stream stops generation and frees its sequence', async (ctx) => {
     if (skip) return ctx.skip(skip);
     const one = await startGateway({ noUpstream: true, env: { LOCAL_MODEL: modelFile, LOCAL_MODEL_SEQUENCES: '1', LOCAL_MODEL_QUEUE: '0', LOG_LEVEL: 'warn' } });
