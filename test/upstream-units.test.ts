@@ -2,8 +2,9 @@
 // Per-dialect request bodies, usage, errors and detection are in upstream-dialects.test.ts.
 import { describe, expect, it } from 'vitest';
 import { extractJson } from '../src/openai/extract-json.ts';
-import { readSseBatches } from '../src/upstream/read-sse-batches.ts';
+import { createSseParser, readSseBatches } from '../src/upstream/read-sse-batches.ts';
 import { createThinkSplitter } from '../src/upstream/think-splitter.ts';
+import { UpstreamError } from '../src/upstream/upstream-error.ts';
 
 function split(pieces: string[]) {
   const s = createThinkSplitter();
@@ -56,5 +57,34 @@ describe('SSE reader', () => {
     const out: string[] = [];
     for await (const batch of readSseBatches(chunks())) out.push(...batch);
     expect(out).toEqual(['{"a":\n1}', '[DONE]']);
+  });
+
+  it('reads the same events whichever two pieces the text arrives in, and a last event without its blank line', () => {
+    const raw = ': keep-alive\r\n\r\ndata: {"a":\r\ndata: 1}\r\n\r\nevent: x\ndata: [DONE]\n\ndata:last\r\n';
+    for (let i = 0; i <= raw.length; i++) {
+      const parser = createSseParser();
+      expect([...parser.push(raw.slice(0, i)), ...parser.push(raw.slice(i)), ...parser.end()]).toEqual(['{"a":\n1}', '[DONE]', 'last']);
+    }
+  });
+
+  it('refuses an event or a line longer than its bound with an UpstreamError; one at the bound passes', () => {
+    const parse = (...pieces: string[]) => {
+      const parser = createSseParser(16);
+      return [...pieces.flatMap((p) => parser.push(p)), ...parser.end()];
+    };
+    const x = (n: number) => 'x'.repeat(n);
+    // The bound is on each line (`data: ` included) and on an event's data lines together.
+    expect(parse(`data: ${x(10)}\r\n\r\n`)).toEqual([x(10)]);
+    expect(parse('data: ', x(5), x(5), '\n\n')).toEqual([x(10)]);
+    expect(parse(`data: ${x(7)}\ndata: ${x(8)}\n\n`)).toEqual([`${x(7)}\n${x(8)}`]);
+    for (const pieces of [
+      [`data: ${x(11)}\n\n`],
+      ['data: ', x(6), x(5)],
+      [`data: ${x(8)}\ndata: ${x(8)}\n\n`],
+      [`: ${x(10)}`, `${x(10)}\n`],
+    ]) {
+      expect(() => parse(...pieces)).toThrow(UpstreamError);
+      expect(() => parse(...pieces)).toThrow(/oversized stream event/);
+    }
   });
 });

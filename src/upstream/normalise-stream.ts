@@ -24,7 +24,8 @@ async function* sseBatches(body: AsyncIterable<Uint8Array>): AsyncGenerator<stri
   try {
     yield* readSseBatches(body);
   } catch (cause) {
-    if ((cause as Error)?.name === 'AbortError') throw cause;
+    // An abort is the caller's; an UpstreamError (an oversized event) already says what went wrong.
+    if ((cause as Error)?.name === 'AbortError' || cause instanceof UpstreamError) throw cause;
     throw new UpstreamError('upstream connection dropped mid-stream', { cause });
   }
 }

@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pRetry from 'p-retry';
 import { dialectFor, type DialectName } from './dialects/index.ts';
-import { describeNetworkFailure, hostOf } from '../shared/describe-network-failure.ts';
+import { describeNetworkFailure, hostOf, networkErrorCode } from '../shared/describe-network-failure.ts';
 import { parseRetryAfter } from '../shared/parse-retry-after.ts';
 import { isTimeoutError, undiciPost, type HttpPost, type HttpResponse } from './http-post.ts';
 import { signalOf, type AbortSource, type CallOptions, type ChatParams, type ModelUpstream, type UpstreamCompletion, type UpstreamDelta } from './model-upstream.ts';
@@ -89,8 +89,23 @@ export function createOpenAiCompatibleUpstream(o: OpenAiCompatibleUpstreamOption
     });
   }
 
-  async function parseCompletion(res: HttpResponse, thinking: boolean): Promise<UpstreamCompletion> {
-    const text = await res.text();
+  /** The whole body of a 2xx reply. Past the headers nothing is retried: a drop or a stall is the answer. */
+  async function readBody(res: HttpResponse, options: CallOptions | undefined): Promise<string> {
+    try {
+      return await res.text();
+    } catch (cause) {
+      const cancel = options?.abort ?? options?.signal;
+      if (cancel?.aborted) throw cancel.reason;
+      const code = networkErrorCode(cause);
+      const what = isTimeoutError(cause)
+        ? `stalled mid-reply for more than ${timeoutMs} ms`
+        : `dropped the connection mid-reply${code ? ` (${code})` : ''}`;
+      throw new UpstreamError(`upstream ${what}`, { cause, host });
+    }
+  }
+
+  async function parseCompletion(res: HttpResponse, thinking: boolean, options: CallOptions | undefined): Promise<UpstreamCompletion> {
+    const text = await readBody(res, options);
     let json: unknown;
     try {
       json = JSON.parse(text);
@@ -138,13 +153,14 @@ export function createOpenAiCompatibleUpstream(o: OpenAiCompatibleUpstreamOption
     model: o.model,
     async doGenerate(params: ChatParams, options?: CallOptions) {
       const res = await send(params, false, options);
-      return parseCompletion(res, params.thinking.type === 'enabled');
+      return parseCompletion(res, params.thinking.type === 'enabled', options);
     },
     async doStream(params: ChatParams, options?: CallOptions) {
       const res = await send(params, true, options);
       const thinking = params.thinking.type === 'enabled';
       // Some servers ignore `stream: true` (or fail over to JSON); treat that reply as a one-chunk stream.
-      if ((res.header('content-type') ?? '').includes('application/json')) return fromCompletion(await parseCompletion(res, thinking));
+      if ((res.header('content-type') ?? '').includes('application/json'))
+        return fromCompletion(await parseCompletion(res, thinking, options));
       return normaliseStream({ body: res.body, thinking, generateId, dialect });
     },
   };

@@ -1,42 +1,76 @@
 // Server-sent events → the `data` payload of each event. Comments (keep-alives) and other fields are dropped.
 // The parser is synchronous so a consumer can handle every event of one network read without an await per event.
+import { UpstreamError } from './upstream-error.ts';
+
+/**
+ * The longest line, and the longest event's data, the parser takes, in UTF-16 code units (bytes, for the ASCII JSON
+ * servers send). A constant, not a setting: a real chunk is a few hundred bytes, and without a bound an upstream
+ * that never ends its line makes the gateway buffer all of it.
+ */
+export const MAX_SSE_EVENT_CHARS = 8 << 20;
 
 export interface SseParser {
-  /** Feed decoded text; returns the data of every event it completed. */
+  /** Feed decoded text; returns the data of every event it completed. Throws an UpstreamError past the size bound. */
   push(text: string): string[];
   /** End of input: a final event without its blank line still counts. */
   end(): string[];
 }
 
-export function createSseParser(): SseParser {
-  let buf = '';
-  let data: string[] = [];
+const oversized = (max: number) =>
+  new UpstreamError(`upstream sent an oversized stream event (over ${max} characters)`, { statusCode: 502 });
+
+export function createSseParser(maxEventChars = MAX_SSE_EVENT_CHARS): SseParser {
+  // The unfinished line, as the pieces it arrived in: they hold no newline, so each character is searched once,
+  // and they are joined once, when the line ends (a growing string would be copied on every read).
+  const pieces: string[] = [];
+  let piecesLength = 0;
+  /** The event's data so far (several data lines joined by \n); null before its first data line. */
+  let data: string | null = null;
   const field = (line: string) => line.slice(line.charCodeAt(5) === 32 ? 6 : 5);
+  const line = (l: string, events: string[]) => {
+    if (l.charCodeAt(l.length - 1) === 13) l = l.slice(0, -1);
+    if (l.length > maxEventChars) throw oversized(maxEventChars);
+    if (l === '') {
+      if (data !== null) events.push(data);
+      data = null;
+    } else if (l.startsWith('data:')) {
+      data = data === null ? field(l) : `${data}\n${field(l)}`;
+      if (data.length > maxEventChars) throw oversized(maxEventChars);
+    }
+  };
+  const takeLine = (tail: string) => {
+    const l = pieces.length === 1 ? pieces[0] + tail : pieces.join('') + tail;
+    pieces.length = 0;
+    piecesLength = 0;
+    return l;
+  };
   return {
     push(text) {
-      buf += text;
       const events: string[] = [];
       let start = 0;
-      let nl: number;
-      while ((nl = buf.indexOf('\n', start)) >= 0) {
-        let line = buf.slice(start, nl);
+      let nl = text.indexOf('\n');
+      if (nl >= 0 && pieces.length) {
+        line(takeLine(text.slice(0, nl)), events);
         start = nl + 1;
-        if (line.endsWith('\r')) line = line.slice(0, -1);
-        if (line === '') {
-          if (data.length) events.push(data.join('\n'));
-          data = [];
-        } else if (line.startsWith('data:')) {
-          data.push(field(line));
-        }
+        nl = text.indexOf('\n', start);
       }
-      buf = buf.slice(start);
+      for (; nl >= 0; nl = text.indexOf('\n', start)) {
+        line(text.slice(start, nl), events);
+        start = nl + 1;
+      }
+      if (start < text.length) {
+        piecesLength += text.length - start;
+        if (piecesLength > maxEventChars) throw oversized(maxEventChars);
+        pieces.push(start === 0 ? text : text.slice(start));
+      }
       return events;
     },
     end() {
-      if (buf.startsWith('data:')) data.push(field(buf));
-      buf = '';
-      const events = data.length ? [data.join('\n')] : [];
-      data = [];
+      const events: string[] = [];
+      const rest = takeLine('');
+      if (rest.startsWith('data:')) line(rest, events);
+      if (data !== null) events.push(data);
+      data = null;
       return events;
     },
   };
