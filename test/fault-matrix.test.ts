@@ -148,6 +148,17 @@ const FAULTS: Fault[] = [
     json: { answer: 'ok', content: 'x'.repeat(OVERSIZED_JSON), attempts: 1 },
     stream: { answer: 'ok', content: 'x'.repeat(OVERSIZED_EVENT), attempts: 1 },
   },
+  {
+    // Past the bound the gateway stops buffering: an upstream_error, whatever follows.
+    name: `one SSE event over MAX_SSE_EVENT_CHARS (${MAX_SSE_EVENT_CHARS >> 20} MB; the same content as JSON is fine)`,
+    handler: () =>
+      byMode(
+        () => oversized(MAX_SSE_EVENT_CHARS + 1, false),
+        () => oversized(MAX_SSE_EVENT_CHARS + 1, true),
+      ),
+    json: { answer: 'ok', content: 'x'.repeat(MAX_SSE_EVENT_CHARS + 1), attempts: 1 },
+    stream: { answer: 'stream-error', code: 'upstream_error', relayed: '', attempts: 1 },
+  },
 ];
 
 const request = <S extends boolean>(stream: S) => ({ model: 'acme/clinical-reasoner-1', messages: [{ role: 'user' as const, content: 'hi' }], stream });
