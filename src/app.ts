@@ -1,11 +1,11 @@
 // buildApp(deps): fastify, auth, rate limit, error envelope, routes. It never listens; src/server.ts does.
 import { randomUUID } from 'node:crypto';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Config } from './config.ts';
 import { plainKeyAccess, type KeyAccess } from './auth/key-access.ts';
 import { createApiKeyResolver, bearerToken } from './http/api-key-checker.ts';
 import { chatCompletionsRoute } from './http/chat-completions-route.ts';
-import { registerErrorHandling, sendRejection } from './http/error-handler.ts';
+import { registerErrorHandling, sendRejection, toApiError } from './http/error-handler.ts';
 import { sequentialIds } from './http/sequential-ids.ts';
 import { healthRoute, modelsRoutes } from './http/models-route.ts';
 import { createRateLimiter } from './http/rate-limiter.ts';
@@ -57,6 +57,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       // A per-process random prefix and a counter: unique across restarts without a UUID per request.
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : requestId();
     },
+    // A path fastify cannot decode (a bad percent escape) fails in its router, before the hooks and the error
+    // handler: the same key check first, then our envelope (an OperationOutcome on /fhir), not fastify's own body.
+    frameworkErrors: (err, req, reply) =>
+      guard(req, reply, () => {
+        const api = toApiError(err);
+        req.log.warn({ status: api.status, code: api.code }, 'request rejected');
+        sendRejection(req, reply, api);
+      }),
   });
   // JSON only: text/plain bodies get a 415 in the envelope instead of a confusing type error.
   app.removeContentTypeParser('text/plain');
@@ -71,7 +79,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   // Callback style, not async: this runs on every request and a promise per hook is measurable at 10k req/s.
   // A hook that answers (401, 429) sends the reply and does not call done().
-  app.addHook('onRequest', (req, reply, done) => {
+  const guard = (req: FastifyRequest, reply: FastifyReply, done: () => void): void => {
     reply.header('x-request-id', req.id);
     if (!PROTECTED.test(req.url)) return done();
     const access = config.authEnabled ? resolveKey(callerKey(req)) : anonymous;
@@ -109,7 +117,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       return;
     }
     done();
-  });
+  };
+  app.addHook('onRequest', guard);
 
   // Registered only when it would log: a hook costs on every request even when its line is dropped.
   if (['trace', 'debug', 'info'].includes(app.log.level)) {

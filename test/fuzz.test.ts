@@ -5,6 +5,8 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMedplumFhirClient } from '../src/fhir/medplum-fhir-client.ts';
+import { MAX_SCHEMA_DEPTH } from '../src/openai/chat-request.ts';
+import { parseChatRequest } from '../src/openai/to-chat-params.ts';
 import { fhirSearch } from './support/agent-kit.ts';
 import { startGateway, type RunningGateway } from './support/gateway-harness.ts';
 import { chatCase } from './fuzz/chat-cases.ts';
@@ -95,15 +97,14 @@ describe('fuzz', () => {
   });
 });
 
-describe('known bugs found by the fuzz (remove `.fails` once fixed)', () => {
+describe('bugs the fuzz found', () => {
   // A JSON Schema nested a few thousand levels deep (30 KB of `{"a":`) in tools[].function.parameters or
-  // response_format.json_schema.schema passes validation (both are free-form records) and overflows the stack where
-  // the upstream request is serialised (JSON.stringify in src/upstream/openai-compatible-upstream.ts): a 500
-  // internal_error, streamed or not, with SERVER_TOOLS on or off. It should be a 400 naming the field.
-  it.fails.each([
+  // response_format.json_schema.schema once passed validation (both are free-form records) and overflowed the stack
+  // where the upstream request is serialised: a 500 internal_error. Their nesting is now bounded (MAX_SCHEMA_DEPTH).
+  it.each([
     ['tools[0].function.parameters', (deep: string, model: string) => `{"model":"${model}","messages":[{"role":"user","content":"x"}],"tools":[{"type":"function","function":{"name":"f","parameters":${deep}}}]}`],
     ['response_format.json_schema.schema', (deep: string, model: string) => `{"model":"${model}","messages":[{"role":"user","content":"x"}],"response_format":{"type":"json_schema","json_schema":{"name":"n","schema":${deep}}}}`],
-  ])('deep nesting in %s → 400, not 500', async (_field, body) => {
+  ])('deep nesting in %s → 400 naming the field, not 500', async (field, body) => {
     gw.fake.setHandler(() => ({ body: { id: 'x', object: 'chat.completion', created: 1, model: 'm', choices: [{ index: 0, message: { role: 'assistant', content: '{}' }, finish_reason: 'stop' }] } }));
     const deep = serialize(deepNesting(KNOWN_DEEP_NESTING * 20));
     const res = await fetch(`${gw.baseUrl}/v1/chat/completions`, {
@@ -112,21 +113,45 @@ describe('known bugs found by the fuzz (remove `.fails` once fixed)', () => {
       body: body(deep, gw.model),
     });
     expect(res.status).toBe(400);
+    const text = await res.text();
+    expect(openAiErrorProblem(text)).toBeUndefined();
+    expect(JSON.parse(text)).toMatchObject({ error: { type: 'invalid_request_error', param: field } });
+  });
+
+  it.each(['object', 'array'] as const)('a schema nested MAX_SCHEMA_DEPTH deep in %ss is accepted; one level more is not', (kind) => {
+    // The schema object itself is the first level.
+    const schema = (depth: number) => ({ type: 'object', x: JSON.parse(serialize(deepNesting(depth - 1, kind))) as unknown });
+    const request = (depth: number) => ({
+      model: 'm',
+      messages: [{ role: 'user', content: 'x' }],
+      tools: [{ type: 'function', function: { name: 'f', parameters: schema(depth) } }],
+    });
+    expect(() => parseChatRequest(request(MAX_SCHEMA_DEPTH))).not.toThrow();
+    const param = 'tools[0].function.parameters';
+    expect(() => parseChatRequest(request(MAX_SCHEMA_DEPTH + 1))).toThrow(expect.objectContaining({ status: 400, param }));
   });
 
   // A malformed percent escape in the path fails in fastify's router (FST_ERR_BAD_URL), before the app's hooks and
-  // error handler: the answer is fastify's own `{"error":"Bad Request","code":"FST_ERR_BAD_URL",…}`, neither the
-  // OpenAI envelope on /v1 nor an OperationOutcome on /fhir, and it comes before the API key is checked.
-  // Fastify's `frameworkErrors` option in src/app.ts is where such errors can be put in the envelope.
-  it.fails('a bad percent escape in a /v1 path → the OpenAI envelope', async () => {
+  // error handler: the answer was fastify's own `{"error":"Bad Request","code":"FST_ERR_BAD_URL",…}`, before the API
+  // key was checked. src/app.ts's `frameworkErrors` now checks the key, then answers in the edge's envelope.
+  it('a bad percent escape in a /v1 path → the OpenAI envelope', async () => {
     const res = await fetch(`${gw.baseUrl}/v1/models/%zz`, { headers: { authorization: `Bearer ${gw.apiKey}` } });
     expect(res.status).toBe(400);
     expect(openAiErrorProblem(await res.text())).toBeUndefined();
   });
 
-  it.fails('a bad percent escape in a /fhir path → an OperationOutcome', async () => {
+  it('a bad percent escape in a /fhir path → an OperationOutcome', async () => {
     const res = await fetch(`${gw.baseUrl}/fhir/Patient/%zz`, { headers: { authorization: `Bearer ${gw.apiKey}` } });
     expect(res.status).toBe(400);
     expect(fhirProblem(res.status, await res.text())).toBeUndefined();
+  });
+
+  it('a bad percent escape without a valid key → 401, in the envelope of its path', async () => {
+    const v1 = await fetch(`${gw.baseUrl}/v1/models/%zz`, { headers: { authorization: 'Bearer wrong-key' } });
+    expect(v1.status).toBe(401);
+    expect(openAiErrorProblem(await v1.text())).toBeUndefined();
+    const fhir = await fetch(`${gw.baseUrl}/fhir/Patient/%zz`);
+    expect(fhir.status).toBe(401);
+    expect(fhirProblem(fhir.status, await fhir.text())).toBeUndefined();
   });
 });

@@ -56,6 +56,8 @@ export function toApiError(err: unknown): ApiError {
       return new ApiError(400, 'The request body is empty; send a JSON object.', { code: 'invalid_json' });
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return new ApiError(413, 'The request body is too large.', { code: 'request_too_large' });
+    case 'FST_ERR_BAD_URL':
+      return new ApiError(400, 'The request path is not a valid URL: it has a malformed percent escape.', { code: 'invalid_request' });
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return e.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE'

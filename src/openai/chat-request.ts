@@ -43,12 +43,36 @@ const strictFlag = z
   .transform((v) => v ?? undefined)
   .optional();
 
+/**
+ * JSON Schemas are free-form, so only their nesting is bounded: far deeper than any real schema, and shallow enough
+ * that the recursive code downstream (JSON.stringify of the upstream request, schema walkers) cannot overflow the stack.
+ */
+export const MAX_SCHEMA_DEPTH = 64;
+
+/** Objects and arrays nested more than `max` deep; iterative, so a hostile depth cannot overflow the stack here. */
+function nestedDeeperThan(value: unknown, max: number): boolean {
+  const stack: Array<[unknown, number]> = [[value, 1]];
+  for (let next = stack.pop(); next; next = stack.pop()) {
+    const [v, depth] = next;
+    if (typeof v !== 'object' || v === null) continue;
+    if (depth > max) return true;
+    for (const child of Array.isArray(v) ? v : Object.values(v)) {
+      if (typeof child === 'object' && child !== null) stack.push([child, depth + 1]);
+    }
+  }
+  return false;
+}
+
+const jsonSchema = z
+  .record(z.string(), z.unknown())
+  .refine((s) => !nestedDeeperThan(s, MAX_SCHEMA_DEPTH), `must not nest objects and arrays more than ${MAX_SCHEMA_DEPTH} levels deep`);
+
 const functionTool = z.object({
   type: z.literal('function'),
   function: z.object({
     name: z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, 'must be 1-64 letters, digits, _ or -'),
     description: z.string().optional(),
-    parameters: z.record(z.string(), z.unknown()).optional(),
+    parameters: jsonSchema.optional(),
     strict: strictFlag,
   }),
 });
@@ -68,7 +92,7 @@ const responseFormat = z.discriminatedUnion('type', [
     json_schema: z.object({
       name: z.string().min(1),
       description: z.string().optional(),
-      schema: z.record(z.string(), z.unknown()).optional(),
+      schema: jsonSchema.optional(),
       strict: strictFlag,
     }),
   }),
