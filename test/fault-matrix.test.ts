@@ -13,7 +13,7 @@ import { createSseParser, MAX_SSE_EVENT_CHARS } from '../src/upstream/read-sse-b
 import { generated, script, streamed, toolMessages, until } from './support/agent-kit.ts';
 import { startFakeFhirServer, type FakeFhirServer, type FhirFault } from './support/fake-fhir-server.ts';
 import type { FakeHandler } from './support/fake-upstream.ts';
-import { startGateway, type RunningGateway } from './support/gateway-harness.ts';
+import { startGateway, TEST_MODEL, type RunningGateway } from './support/gateway-harness.ts';
 import { startComposedGateway } from './support/start-composed-gateway.ts';
 import { answer, harmlessSseNoise, malformedJson, malformedSseChunk, oversized, sequence, stallAfter, stallMidBody } from './support/upstream-faults.ts';
 import { streamChunks } from './support/upstream-replies.ts';
@@ -161,7 +161,7 @@ const FAULTS: Fault[] = [
   },
 ];
 
-const request = <S extends boolean>(stream: S) => ({ model: 'acme/clinical-reasoner-1', messages: [{ role: 'user' as const, content: 'hi' }], stream });
+const request = <S extends boolean>(stream: S) => ({ model: TEST_MODEL, messages: [{ role: 'user' as const, content: 'hi' }], stream });
 
 interface SdkResult {
   content: string;
