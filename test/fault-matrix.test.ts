@@ -15,7 +15,16 @@ import { startFakeFhirServer, type FakeFhirServer, type FhirFault } from './supp
 import type { FakeHandler } from './support/fake-upstream.ts';
 import { startGateway, TEST_MODEL, type RunningGateway } from './support/gateway-harness.ts';
 import { startComposedGateway } from './support/start-composed-gateway.ts';
-import { answer, harmlessSseNoise, malformedJson, malformedSseChunk, oversized, sequence, stallAfter, stallMidBody } from './support/upstream-faults.ts';
+import {
+  answer,
+  harmlessSseNoise,
+  malformedJson,
+  malformedSseChunk,
+  oversized,
+  sequence,
+  stallAfter,
+  stallMidBody,
+} from './support/upstream-faults.ts';
 import { streamChunks } from './support/upstream-replies.ts';
 
 type Mode = 'json' | 'stream';
@@ -41,9 +50,18 @@ interface Fault {
   knownBug?: Partial<Record<Mode, string>>;
 }
 
-const upstreamError = (attempts: number): Cell => ({ answer: 'error', status: 502, code: 'upstream_error', type: 'server_error', attempts });
+const upstreamError = (attempts: number): Cell => ({
+  answer: 'error',
+  status: 502,
+  code: 'upstream_error',
+  type: 'server_error',
+  attempts,
+});
 /** The same fault said as the gateway asked: SSE when it streams upstream, JSON otherwise. */
-const byMode = (json: FakeHandler, stream: FakeHandler): FakeHandler => (req) => ((req.body as { stream?: boolean }).stream ? stream(req) : json(req));
+const byMode =
+  (json: FakeHandler, stream: FakeHandler): FakeHandler =>
+  (req) =>
+    (req.body as { stream?: boolean }).stream ? stream(req) : json(req);
 
 // UPSTREAM_MAX_RETRIES=1: two attempts at most. UPSTREAM_TIMEOUT_MS=500: headers, and each gap between chunks.
 const FAULTS: Fault[] = [
@@ -144,7 +162,11 @@ const FAULTS: Fault[] = [
     // No limit on a JSON reply: the content arrives whole. One SSE event may hold up to MAX_SSE_EVENT_CHARS (8 MB);
     // a larger one is refused (see the SSE parser's tests below).
     name: `an oversized response (${OVERSIZED_JSON >> 20} MB of content in one completion, ${OVERSIZED_EVENT >> 20} MB in one SSE event)`,
-    handler: () => byMode(() => oversized(OVERSIZED_JSON, false), () => oversized(OVERSIZED_EVENT, true)),
+    handler: () =>
+      byMode(
+        () => oversized(OVERSIZED_JSON, false),
+        () => oversized(OVERSIZED_EVENT, true),
+      ),
     json: { answer: 'ok', content: 'x'.repeat(OVERSIZED_JSON), attempts: 1 },
     stream: { answer: 'ok', content: 'x'.repeat(OVERSIZED_EVENT), attempts: 1 },
   },
@@ -208,7 +230,10 @@ function expectEnvelope(json: unknown, expected: { code: string; type: string })
 
 /** The streamed deltas' content, and the last event. */
 function readSse(text: string): { content: string; last: string; done: boolean } {
-  const events = text.split('\n\n').filter((e) => e.startsWith('data: ')).map((e) => e.slice(6));
+  const events = text
+    .split('\n\n')
+    .filter((e) => e.startsWith('data: '))
+    .map((e) => e.slice(6));
   const content = events
     .filter((e) => e !== '[DONE]')
     .map((e) => JSON.parse(e) as { choices?: Array<{ delta?: { content?: string } }> })
@@ -256,7 +281,10 @@ async function expectCell(gw: RunningGateway, fault: Fault, mode: Mode) {
     expectEnvelope(JSON.parse(sse.last), { code: cell.code, type: 'server_error' });
   } else {
     expect(raw.status).toBe(200);
-    const content = mode === 'json' ? (JSON.parse(raw.text) as { choices: Array<{ message: { content: string } }> }).choices[0]!.message.content : readSse(raw.text).content;
+    const content =
+      mode === 'json'
+        ? (JSON.parse(raw.text) as { choices: Array<{ message: { content: string } }> }).choices[0]!.message.content
+        : readSse(raw.text).content;
     expect(content === cell.content).toBe(true);
     if (mode === 'stream') expect(readSse(raw.text).done).toBe(true);
   }
@@ -274,14 +302,21 @@ async function expectHealthy(gw: RunningGateway) {
 describe('model upstream faults', () => {
   let gw: RunningGateway;
   beforeAll(async () => {
-    gw = await startGateway({ env: { UPSTREAM_MAX_RETRIES: '1', UPSTREAM_TIMEOUT_MS: '500', RATE_LIMIT_PER_MINUTE: '0', LOG_LEVEL: 'warn' } });
+    gw = await startGateway({
+      env: { UPSTREAM_MAX_RETRIES: '1', UPSTREAM_TIMEOUT_MS: '500', RATE_LIMIT_PER_MINUTE: '0', LOG_LEVEL: 'warn' },
+    });
   });
   afterAll(() => gw?.close());
 
   for (const fault of FAULTS) {
     for (const mode of MODES) {
       const cell = fault[mode];
-      const what = cell.answer === 'ok' ? `200 "${cell.content.length > 20 ? `${cell.content.length} bytes` : cell.content}"` : cell.answer === 'error' ? `${cell.status} ${cell.code}` : `200, then a ${cell.code} event`;
+      const what =
+        cell.answer === 'ok'
+          ? `200 "${cell.content.length > 20 ? `${cell.content.length} bytes` : cell.content}"`
+          : cell.answer === 'error'
+            ? `${cell.status} ${cell.code}`
+            : `200, then a ${cell.code} event`;
       const title = `${fault.name} (${mode}) → ${what} after ${cell.attempts} attempt(s); healthy afterwards`;
       const bug = fault.knownBug?.[mode];
       if (bug) {
@@ -304,7 +339,9 @@ describe('FHIR faults during the tool loop (FHIR_BASE_URL → a fake FHIR server
   beforeAll(async () => {
     fhir = await startFakeFhirServer();
     // The FHIR client's defaults: 15 s per attempt, 2 retries 250 then 500 ms apart. No setting changes them.
-    gw = await startGateway({ env: { SERVER_TOOLS: 'true', FHIR_BASE_URL: fhir.baseUrl, AGENT_DEADLINE_MS: '2000', UPSTREAM_MAX_RETRIES: '0', LOG_LEVEL: 'warn' } });
+    gw = await startGateway({
+      env: { SERVER_TOOLS: 'true', FHIR_BASE_URL: fhir.baseUrl, AGENT_DEADLINE_MS: '2000', UPSTREAM_MAX_RETRIES: '0', LOG_LEVEL: 'warn' },
+    });
   });
   afterAll(async () => {
     await gw?.close();
@@ -313,7 +350,9 @@ describe('FHIR faults during the tool loop (FHIR_BASE_URL → a fake FHIR server
 
   const SEARCH = { patient: 'S1', code: 'http://loinc.org|2823-3' };
   const ask = async (mode: Mode) =>
-    mode === 'json' ? await generated(gw, { messages: [{ role: 'user', content: 'Latest potassium of S1?' }] }) : (await streamed(gw, { messages: [{ role: 'user', content: 'Latest potassium of S1?' }] })).final;
+    mode === 'json'
+      ? await generated(gw, { messages: [{ role: 'user', content: 'Latest potassium of S1?' }] })
+      : (await streamed(gw, { messages: [{ role: 'user', content: 'Latest potassium of S1?' }] })).final;
 
   /** The model searches once, then answers with what its tool message said. */
   const searchThenReport = (id: string) =>
@@ -330,21 +369,27 @@ describe('FHIR faults during the tool loop (FHIR_BASE_URL → a fake FHIR server
     ['500', 500, 3],
     ['reset', 502, 3],
     ['garbage', 502, 3],
-  ] as Array<[FhirFault, number, number]>)('%s from the FHIR server: a fhir_error tool message, the loop goes on, a proper completion (json and stream)', async (fault, status, attempts) => {
-    fhir.setFault(fault);
-    for (const mode of MODES) {
-      const before = fhir.requests.length;
-      const s = searchThenReport(`call-${fault}-${mode}`);
-      const res = await ask(mode);
-      expect(fhir.requests.length - before).toBe(attempts); // the search, retried twice
-      expect(s.requests).toHaveLength(2); // the model was called again, with the error
-      expect(toolMessages(s.bodies()[1])[0]!.result).toMatchObject({ ok: false, error: { code: 'fhir_error', status } });
-      expect(res.choices[0]!.finish_reason).toBe('stop');
-      expect(res.choices[0]!.message.content).toBe(`tool failed: fhir_error ${status}`);
-      expect(res.fhir_agent).toMatchObject({ stop_reason: 'final', tool_calls: [{ name: 'search_observations', ok: false, error: { code: 'fhir_error', status } }] });
-      expect(res.fhir_agent.tool_calls[0].fhir_requests).toHaveLength(attempts);
-    }
-  });
+  ] as Array<[FhirFault, number, number]>)(
+    '%s from the FHIR server: a fhir_error tool message, the loop goes on, a proper completion (json and stream)',
+    async (fault, status, attempts) => {
+      fhir.setFault(fault);
+      for (const mode of MODES) {
+        const before = fhir.requests.length;
+        const s = searchThenReport(`call-${fault}-${mode}`);
+        const res = await ask(mode);
+        expect(fhir.requests.length - before).toBe(attempts); // the search, retried twice
+        expect(s.requests).toHaveLength(2); // the model was called again, with the error
+        expect(toolMessages(s.bodies()[1])[0]!.result).toMatchObject({ ok: false, error: { code: 'fhir_error', status } });
+        expect(res.choices[0]!.finish_reason).toBe('stop');
+        expect(res.choices[0]!.message.content).toBe(`tool failed: fhir_error ${status}`);
+        expect(res.fhir_agent).toMatchObject({
+          stop_reason: 'final',
+          tool_calls: [{ name: 'search_observations', ok: false, error: { code: 'fhir_error', status } }],
+        });
+        expect(res.fhir_agent.tool_calls[0].fhir_requests).toHaveLength(attempts);
+      }
+    },
+  );
 
   it('a stalled FHIR server holds the tool until AGENT_DEADLINE_MS: the search is abandoned, no further model step, finish_reason length', async () => {
     // The FHIR client waits 15 s per attempt (no setting shortens it), so the agent deadline (2 s) ends the loop
@@ -356,7 +401,10 @@ describe('FHIR faults during the tool loop (FHIR_BASE_URL → a fake FHIR server
       const res = await ask(mode);
       expect(s.requests).toHaveLength(1);
       expect(res.choices[0]!.finish_reason).toBe('length');
-      expect(res.fhir_agent).toMatchObject({ stop_reason: 'deadline', tool_calls: [{ name: 'search_observations', ok: false, error: { code: 'aborted' } }] });
+      expect(res.fhir_agent).toMatchObject({
+        stop_reason: 'deadline',
+        tool_calls: [{ name: 'search_observations', ok: false, error: { code: 'aborted' } }],
+      });
       // The abort reaches the FHIR server's socket a moment after the answer.
       expect(await until(() => fhir.abandoned() === abandoned + 1)).toBe(true);
     }

@@ -46,7 +46,10 @@ beforeAll(async () => {
     },
   });
   const ids = async (query: string) => ((await fhirSearch(gw, query)).entry ?? []).map((e: { resource: { id: string } }) => e.resource.id);
-  hints = { patientIds: await ids('Patient?_count=25'), resourceIds: [...(await ids('Observation?_count=5')), ...(await ids('Condition?_count=5'))] };
+  hints = {
+    patientIds: await ids('Patient?_count=25'),
+    resourceIds: [...(await ids('Observation?_count=5')), ...(await ids('Condition?_count=5'))],
+  };
   expect(hints.patientIds.length).toBeGreaterThan(0);
 });
 
@@ -54,41 +57,76 @@ afterAll(async () => {
   process.off('unhandledRejection', onUnhandled);
   const cases = stats.chat.cases + stats.fhir.cases + stats.tools.cases;
   const maxMs = Math.max(stats.chat.maxMs, stats.fhir.maxMs, stats.tools.maxMs);
-  console.log([`fuzz: FUZZ_SEED=${seed}: ${cases} cases, max latency ${Math.round(maxMs)} ms, unhandled rejections ${unhandled.length}`, ...Object.values(stats).map((s) => `  ${s.summary()}`)].join('\n'));
+  console.log(
+    [
+      `fuzz: FUZZ_SEED=${seed}: ${cases} cases, max latency ${Math.round(maxMs)} ms, unhandled rejections ${unhandled.length}`,
+      ...Object.values(stats).map((s) => `  ${s.summary()}`),
+    ].join('\n'),
+  );
   await gw?.close();
 });
 
 describe('fuzz', () => {
   it(`POST /v1/chat/completions: ${split.chat} generated and mutated requests`, { timeout: budget(split.chat) }, async () => {
-    await fuzzTarget({ stats: stats.chat, arbitrary: chatCase({ modelId: gw.model, apiKey: gw.apiKey, hints }), runs: split.chat, seed, exercise: (c) => exerciseChat(gw, c) });
+    await fuzzTarget({
+      stats: stats.chat,
+      arbitrary: chatCase({ modelId: gw.model, apiKey: gw.apiKey, hints }),
+      runs: split.chat,
+      seed,
+      exercise: (c) => exerciseChat(gw, c),
+    });
     expect(stats.chat.failures).toBe(0);
   });
 
   it(`/fhir: ${split.fhir} searches, reads and writes with odd parameters, ids and bodies`, { timeout: budget(split.fhir) }, async () => {
-    await fuzzTarget({ stats: stats.fhir, arbitrary: fhirCase(hints.patientIds), runs: split.fhir, seed: seed + 1, exercise: (c) => exerciseFhir(gw, c) });
+    await fuzzTarget({
+      stats: stats.fhir,
+      arbitrary: fhirCase(hints.patientIds),
+      runs: split.fhir,
+      seed: seed + 1,
+      exercise: (c) => exerciseFhir(gw, c),
+    });
     expect(stats.fhir.failures).toBe(0);
   });
 
-  it(`executeTool: ${split.tools} tool calls with generated arguments against the embedded store`, { timeout: budget(split.tools) }, async () => {
-    // A fork: the write tools may run, and what they write stays out of the gateway's store.
-    const store = await gw.fhirServer!.fork();
-    const fhir = createMedplumFhirClient({ baseUrl: store.baseUrl, fetch: store.fetch, retries: 0 });
-    const toolCase: fc.Arbitrary<ToolCase> = fc.record({
-      call: toolCallCase(hints),
-      writesEnabled: fc.boolean(),
-      aborted: fc.oneof({ weight: 20, arbitrary: fc.constant(false) }, { weight: 1, arbitrary: fc.constant(true) }),
-      // The loop always passes an id (ensureToolCallIds); an empty one is the caller's bug, refused as internal_error.
-      callId: fc.oneof(fc.stringMatching(/^call_[a-z0-9]{1,12}$/), fc.string({ minLength: 1, maxLength: 80 })),
-    });
-    await fuzzTarget({ stats: stats.tools, arbitrary: toolCase, runs: split.tools, seed: seed + 2, exercise: (c) => exerciseTool(fhir, c) });
-    expect(stats.tools.failures).toBe(0);
-  });
+  it(
+    `executeTool: ${split.tools} tool calls with generated arguments against the embedded store`,
+    { timeout: budget(split.tools) },
+    async () => {
+      // A fork: the write tools may run, and what they write stays out of the gateway's store.
+      const store = await gw.fhirServer!.fork();
+      const fhir = createMedplumFhirClient({ baseUrl: store.baseUrl, fetch: store.fetch, retries: 0 });
+      const toolCase: fc.Arbitrary<ToolCase> = fc.record({
+        call: toolCallCase(hints),
+        writesEnabled: fc.boolean(),
+        aborted: fc.oneof({ weight: 20, arbitrary: fc.constant(false) }, { weight: 1, arbitrary: fc.constant(true) }),
+        // The loop always passes an id (ensureToolCallIds); an empty one is the caller's bug, refused as internal_error.
+        callId: fc.oneof(fc.stringMatching(/^call_[a-z0-9]{1,12}$/), fc.string({ minLength: 1, maxLength: 80 })),
+      });
+      await fuzzTarget({
+        stats: stats.tools,
+        arbitrary: toolCase,
+        runs: split.tools,
+        seed: seed + 2,
+        exercise: (c) => exerciseTool(fhir, c),
+      });
+      expect(stats.tools.failures).toBe(0);
+    },
+  );
 
   it('the gateway is healthy afterwards: /health ok, a plain request answers, nothing unhandled, no prototype polluted', async () => {
     const health = await fetch(`${gw.baseUrl}/health`);
     expect(health.status).toBe(200);
     expect(await health.json()).toMatchObject({ status: 'ok' });
-    gw.fake.setHandler(() => ({ body: { id: 'x', object: 'chat.completion', created: 1, model: 'm', choices: [{ index: 0, message: { role: 'assistant', content: 'fine' }, finish_reason: 'stop' }] } }));
+    gw.fake.setHandler(() => ({
+      body: {
+        id: 'x',
+        object: 'chat.completion',
+        created: 1,
+        model: 'm',
+        choices: [{ index: 0, message: { role: 'assistant', content: 'fine' }, finish_reason: 'stop' }],
+      },
+    }));
     const res = await gw.client.chat.completions.create({ model: gw.model, messages: [{ role: 'user', content: 'hi' }] });
     expect(res.choices[0]!.message.content).toBe('fine');
     expect(unhandled).toEqual([]);
@@ -102,10 +140,26 @@ describe('bugs the fuzz found', () => {
   // response_format.json_schema.schema once passed validation (both are free-form records) and overflowed the stack
   // where the upstream request is serialised: a 500 internal_error. Their nesting is now bounded (MAX_SCHEMA_DEPTH).
   it.each([
-    ['tools[0].function.parameters', (deep: string, model: string) => `{"model":"${model}","messages":[{"role":"user","content":"x"}],"tools":[{"type":"function","function":{"name":"f","parameters":${deep}}}]}`],
-    ['response_format.json_schema.schema', (deep: string, model: string) => `{"model":"${model}","messages":[{"role":"user","content":"x"}],"response_format":{"type":"json_schema","json_schema":{"name":"n","schema":${deep}}}}`],
+    [
+      'tools[0].function.parameters',
+      (deep: string, model: string) =>
+        `{"model":"${model}","messages":[{"role":"user","content":"x"}],"tools":[{"type":"function","function":{"name":"f","parameters":${deep}}}]}`,
+    ],
+    [
+      'response_format.json_schema.schema',
+      (deep: string, model: string) =>
+        `{"model":"${model}","messages":[{"role":"user","content":"x"}],"response_format":{"type":"json_schema","json_schema":{"name":"n","schema":${deep}}}}`,
+    ],
   ])('deep nesting in %s → 400 naming the field, not 500', async (field, body) => {
-    gw.fake.setHandler(() => ({ body: { id: 'x', object: 'chat.completion', created: 1, model: 'm', choices: [{ index: 0, message: { role: 'assistant', content: '{}' }, finish_reason: 'stop' }] } }));
+    gw.fake.setHandler(() => ({
+      body: {
+        id: 'x',
+        object: 'chat.completion',
+        created: 1,
+        model: 'm',
+        choices: [{ index: 0, message: { role: 'assistant', content: '{}' }, finish_reason: 'stop' }],
+      },
+    }));
     const deep = serialize(deepNesting(KNOWN_DEEP_NESTING * 20));
     const res = await fetch(`${gw.baseUrl}/v1/chat/completions`, {
       method: 'POST',

@@ -50,7 +50,12 @@ const burst = (key: string, n = N) => Promise.all(Array.from({ length: n }, (_, 
 function expectRateLimited(a: Answer) {
   expect(a.status).toBe(429);
   expect(a.json).toEqual({
-    error: { message: expect.stringContaining(`${L} requests per minute`), type: 'rate_limit_error', param: null, code: 'rate_limit_exceeded' },
+    error: {
+      message: expect.stringContaining(`${L} requests per minute`),
+      type: 'rate_limit_error',
+      param: null,
+      code: 'rate_limit_exceeded',
+    },
   });
   // One token comes back every 60/L s.
   expect(a.retryAfter).toBe(String(Math.ceil(60 / L)));

@@ -70,7 +70,10 @@ export function arbitraryFromJsonSchema(schema: JsonSchema, hints: SchemaHints =
     const inRange = s.pattern
       ? fc.stringMatching(new RegExp(s.pattern)).filter((v) => v.length >= minLength && v.length <= (s.maxLength ?? Infinity))
       : fc.string({ minLength, maxLength, unit: 'grapheme' });
-    const edges = [''.padEnd(Math.max(0, minLength - 1), 'a'), ...(s.maxLength !== undefined ? ['a'.repeat(s.maxLength), 'a'.repeat(s.maxLength + 1)] : [])];
+    const edges = [
+      ''.padEnd(Math.max(0, minLength - 1), 'a'),
+      ...(s.maxLength !== undefined ? ['a'.repeat(s.maxLength), 'a'.repeat(s.maxLength + 1)] : []),
+    ];
     return biased(inRange, minLength > 0 || s.maxLength !== undefined ? edges : []);
   }
 
@@ -83,7 +86,10 @@ export function arbitraryFromJsonSchema(schema: JsonSchema, hints: SchemaHints =
     const under = minLength > 0 ? fc.constant([] as unknown[]) : undefined;
     const edges = [over, under].filter((a): a is fc.Arbitrary<unknown[]> => a !== undefined);
     if (!edges.length) return inRange;
-    return fc.oneof({ weight: Math.round((1 - edge) * 100), arbitrary: inRange }, { weight: Math.max(1, Math.round(edge * 100)), arbitrary: fc.oneof(...edges) });
+    return fc.oneof(
+      { weight: Math.round((1 - edge) * 100), arbitrary: inRange },
+      { weight: Math.max(1, Math.round(edge * 100)), arbitrary: fc.oneof(...edges) },
+    );
   }
 
   function objectOf(s: JsonSchema): fc.Arbitrary<Record<string, unknown>> {
@@ -95,7 +101,9 @@ export function arbitraryFromJsonSchema(schema: JsonSchema, hints: SchemaHints =
     }
     const model: Record<string, fc.Arbitrary<unknown>> = {};
     for (const name of names) model[name] = hints.byProperty?.[name] ?? go(properties[name]);
-    return fc.record(model, { requiredKeys: (s.required ?? []).filter((k: string) => names.includes(k)) }) as fc.Arbitrary<Record<string, unknown>>;
+    return fc.record(model, { requiredKeys: (s.required ?? []).filter((k: string) => names.includes(k)) }) as fc.Arbitrary<
+      Record<string, unknown>
+    >;
   }
 
   return go(schema);

@@ -21,7 +21,12 @@ export interface ChatCase {
 
 const PNG_1PX = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==';
 
-const goodImageUrl = fc.constantFrom('https://example.org/x.png', `data:image/png;base64,${PNG_1PX}`, `data:image/jpeg;base64,${PNG_1PX}`, 'data:image/webp;base64,AAAA');
+const goodImageUrl = fc.constantFrom(
+  'https://example.org/x.png',
+  `data:image/png;base64,${PNG_1PX}`,
+  `data:image/jpeg;base64,${PNG_1PX}`,
+  'data:image/webp;base64,AAAA',
+);
 const badImageUrl = fc.constantFrom(
   `data:image/png;base64,${'A'.repeat(4000)}`,
   'data:image/png;base64,@@@',
@@ -67,7 +72,15 @@ const toolSchema: fc.Arbitrary<unknown> = fc.oneof(
   fc.dictionary(fc.string({ maxLength: 8 }), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 4 }),
 );
 
-const CONTENT_TYPES = ['application/json; charset=utf-8', 'APPLICATION/JSON', 'application/json; charset=latin1', 'application/vnd.api+json', 'text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x'];
+const CONTENT_TYPES = [
+  'application/json; charset=utf-8',
+  'APPLICATION/JSON',
+  'application/json; charset=latin1',
+  'application/vnd.api+json',
+  'text/plain',
+  'application/x-www-form-urlencoded',
+  'multipart/form-data; boundary=x',
+];
 
 export function chatCase(o: { modelId: string; apiKey: string; hints: ClinicalHints }): fc.Arbitrary<ChatCase> {
   const schema = z.toJSONSchema(chatRequestSchema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
@@ -75,7 +88,10 @@ export function chatCase(o: { modelId: string; apiKey: string; hints: ClinicalHi
     // Seventeen optional fields: at a higher bias hardly a generated body would be valid.
     edgeBias: 0.03,
     byProperty: {
-      model: fc.oneof({ weight: 12, arbitrary: fc.constant(o.modelId) }, { weight: 1, arbitrary: fc.constantFrom('', 'other/model', o.modelId.toUpperCase(), `${o.modelId} `) }),
+      model: fc.oneof(
+        { weight: 12, arbitrary: fc.constant(o.modelId) },
+        { weight: 1, arbitrary: fc.constantFrom('', 'other/model', o.modelId.toUpperCase(), `${o.modelId} `) },
+      ),
       url: imageUrl,
       // Few ids, so a generated tool message sometimes answers a generated assistant call.
       id: fc.constantFrom('call_1', 'call_2'),
@@ -101,14 +117,20 @@ export function chatCase(o: { modelId: string; apiKey: string; hints: ClinicalHi
       messages: [
         { role: 'system', content: 'You are a clinical assistant.' },
         { role: 'user', content: 'Latest potassium?' },
-        { role: 'assistant', content: null, tool_calls: r.ids.map((id) => ({ id, type: 'function', function: { name: r.call.name, arguments: r.call.argsJson } })) },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: r.ids.map((id) => ({ id, type: 'function', function: { name: r.call.name, arguments: r.call.argsJson } })),
+        },
         ...r.ids.map((id) => ({ role: 'tool', tool_call_id: id, content: '{"ok":true}' })),
         { role: 'user', content: 'And now?' },
       ],
       stream: r.stream,
       n: r.n,
       ...(r.serverTools === undefined ? {} : { server_tools: r.serverTools }),
-      ...(r.clientTool ? { tools: [{ type: 'function', function: { name: 'client_lookup', parameters: { type: 'object', properties: {} } } }] } : {}),
+      ...(r.clientTool
+        ? { tools: [{ type: 'function', function: { name: 'client_lookup', parameters: { type: 'object', properties: {} } } }] }
+        : {}),
     }));
   const valid = fc.oneof({ weight: 3, arbitrary: generated }, { weight: 2, arbitrary: conversation });
   const text = fc.oneof(
@@ -123,12 +145,34 @@ export function chatCase(o: { modelId: string; apiKey: string; hints: ClinicalHi
   );
   return fc.record({
     body,
-    contentType: fc.oneof({ weight: 25, arbitrary: fc.constant('application/json') }, { weight: 2, arbitrary: fc.constantFrom(...CONTENT_TYPES) }, { weight: 1, arbitrary: fc.constant(null) }),
+    contentType: fc.oneof(
+      { weight: 25, arbitrary: fc.constant('application/json') },
+      { weight: 2, arbitrary: fc.constantFrom(...CONTENT_TYPES) },
+      { weight: 1, arbitrary: fc.constant(null) },
+    ),
     authorization: fc.oneof(
       { weight: 40, arbitrary: fc.constant(`Bearer ${o.apiKey}`) },
-      { weight: 1, arbitrary: fc.constantFrom(null, '', 'Bearer', 'Bearer ', `bearer ${o.apiKey}`, `Basic ${o.apiKey}`, `Bearer ${o.apiKey}x`, `Bearer ${'k'.repeat(10_000)}`) },
+      {
+        weight: 1,
+        arbitrary: fc.constantFrom(
+          null,
+          '',
+          'Bearer',
+          'Bearer ',
+          `bearer ${o.apiKey}`,
+          `Basic ${o.apiKey}`,
+          `Bearer ${o.apiKey}x`,
+          `Bearer ${'k'.repeat(10_000)}`,
+        ),
+      },
     ),
     // A nameless call is a broken upstream reply (a 502 by design); the fake model is a healthy one.
-    plan: fc.array(fc.array(toolCallCase(o.hints).filter((t) => t.name !== ''), { minLength: 1, maxLength: 2 }), { maxLength: 2 }),
+    plan: fc.array(
+      fc.array(
+        toolCallCase(o.hints).filter((t) => t.name !== ''),
+        { minLength: 1, maxLength: 2 },
+      ),
+      { maxLength: 2 },
+    ),
   });
 }

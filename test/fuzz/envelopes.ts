@@ -35,12 +35,29 @@ const operationOutcome = z.object({
 });
 
 /** tools/tool.ts: `ToolResult`, with the error codes it documents. */
-export const TOOL_ERROR_CODES = ['invalid_arguments', 'unknown_tool', 'writes_disabled', 'fhir_error', 'timeout', 'aborted', 'internal_error'] as const;
+export const TOOL_ERROR_CODES = [
+  'invalid_arguments',
+  'unknown_tool',
+  'writes_disabled',
+  'fhir_error',
+  'timeout',
+  'aborted',
+  'internal_error',
+] as const;
 const toolResult = z.union([
-  z.object({ ok: z.literal(true), content: z.unknown(), written: z.array(z.object({ resourceType: z.string(), id: z.string(), created: z.boolean() })).optional() }),
+  z.object({
+    ok: z.literal(true),
+    content: z.unknown(),
+    written: z.array(z.object({ resourceType: z.string(), id: z.string(), created: z.boolean() })).optional(),
+  }),
   z.object({
     ok: z.literal(false),
-    error: z.object({ code: z.enum(TOOL_ERROR_CODES), message: z.string().min(1), status: z.number().int().optional(), details: z.unknown().optional() }),
+    error: z.object({
+      code: z.enum(TOOL_ERROR_CODES),
+      message: z.string().min(1),
+      status: z.number().int().optional(),
+      details: z.unknown().optional(),
+    }),
   }),
 ]);
 

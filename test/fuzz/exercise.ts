@@ -112,7 +112,8 @@ export async function exerciseTool(fhir: FhirClient, c: ToolCase): Promise<Outco
   const shape = toolResultProblem(result);
   if (shape) return { label, ms, problem: shape };
   if (r.error?.code === 'internal_error') return { label, ms, problem: `internal_error: ${r.error.message}` };
-  if (r.error?.code === 'fhir_error' && (r.error.status ?? 0) >= 500) return { label, ms, problem: `the embedded FHIR server failed: ${r.error.status} ${r.error.message}` };
+  if (r.error?.code === 'fhir_error' && (r.error.status ?? 0) >= 500)
+    return { label, ms, problem: `the embedded FHIR server failed: ${r.error.status} ${r.error.message}` };
   if (c.aborted && r.ok) return { label, ms, problem: 'a cancelled call ran anyway' };
   return { label, ms };
 }

@@ -53,14 +53,23 @@ export class FuzzStats {
   }
 
   summary(): string {
-    const labels = [...this.labels].sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k}×${v}`).join(' ');
+    const labels = [...this.labels]
+      .sort((a, b) => b[1] - a[1])
+      .map(([k, v]) => `${k}×${v}`)
+      .join(' ');
     const known = this.known.size ? ` known: ${[...this.known].map(([k, v]) => `${k}×${v}`).join(' ')}` : '';
     return `${this.target}: ${this.cases} cases, 500s ${this.serverErrors}, crashes ${this.crashes}, hangs ${this.hangs}, max ${Math.round(this.maxMs)} ms [${labels}]${known}`;
   }
 }
 
 /** Runs `exercise` on `runs` generated cases; any problem fails with fast-check's shrunk counterexample and seed. */
-export async function fuzzTarget<T>(o: { stats: FuzzStats; arbitrary: fc.Arbitrary<T>; runs: number; seed: number; exercise: (c: T) => Promise<Outcome> }): Promise<void> {
+export async function fuzzTarget<T>(o: {
+  stats: FuzzStats;
+  arbitrary: fc.Arbitrary<T>;
+  runs: number;
+  seed: number;
+  exercise: (c: T) => Promise<Outcome>;
+}): Promise<void> {
   await fc.assert(
     fc.asyncProperty(o.arbitrary, async (c) => {
       const outcome = await o.exercise(c);
@@ -85,7 +94,13 @@ export async function timedFetch(url: string, init: RequestInit): Promise<TimedA
   try {
     const res = await fetch(url, { ...init, signal: AbortSignal.timeout(HANG_MS) });
     const text = await res.text();
-    return { status: res.status, contentType: res.headers.get('content-type') ?? '', text, headers: res.headers, ms: performance.now() - started };
+    return {
+      status: res.status,
+      contentType: res.headers.get('content-type') ?? '',
+      text,
+      headers: res.headers,
+      ms: performance.now() - started,
+    };
   } catch (err) {
     const ms = performance.now() - started;
     const e = err as Error & { cause?: unknown };

@@ -4,15 +4,59 @@ import fc from 'fast-check';
 import { deepNesting, RawToken, serialize, setOwn } from './raw-json.ts';
 
 const NUMBER_TOKENS = [
-  '1e308', '-1e308', '1.7976931348623157e308', '1e999', '-1e999', '5e-324', '1e-400', '-0', '0.0', '2.5', '1E2',
-  '9007199254740991', '9007199254740992', '9007199254740993', '-9007199254740993', '18446744073709551616',
+  '1e308',
+  '-1e308',
+  '1.7976931348623157e308',
+  '1e999',
+  '-1e999',
+  '5e-324',
+  '1e-400',
+  '-0',
+  '0.0',
+  '2.5',
+  '1E2',
+  '9007199254740991',
+  '9007199254740992',
+  '9007199254740993',
+  '-9007199254740993',
+  '18446744073709551616',
 ].map((t) => new RawToken(t));
 /** Not JSON at all: the body parser must reject the whole request. */
 const INVALID_TOKENS = ['NaN', 'Infinity', '-Infinity', '+1', '01', '.5', '0x10', 'undefined', "'x'"].map((t) => new RawToken(t));
-const NUMBERISH_STRINGS = ['NaN', 'Infinity', '-Infinity', '-0', '1e308', '1e999', '', ' ', 'null', 'true', '0x1F', '１２', '9007199254740993'];
+const NUMBERISH_STRINGS = [
+  'NaN',
+  'Infinity',
+  '-Infinity',
+  '-0',
+  '1e308',
+  '1e999',
+  '',
+  ' ',
+  'null',
+  'true',
+  '0x1F',
+  '１２',
+  '9007199254740993',
+];
 const ODD_STRINGS = [
-  '\u0000', '\ud800', '\udfff', 'a\ud83d', '\u202eevil', '\ufeffbom', '\u0001\u001f\u007f', '😀'.repeat(50), '\r\n\r\ndata: x\n\n',
-  '../../etc/passwd', '%00', '%zz', '${jndi:x}', '<script>', "'; DROP TABLE x;--", '__proto__', 'constructor', 'toString',
+  '\u0000',
+  '\ud800',
+  '\udfff',
+  'a\ud83d',
+  '\u202eevil',
+  '\ufeffbom',
+  '\u0001\u001f\u007f',
+  '😀'.repeat(50),
+  '\r\n\r\ndata: x\n\n',
+  '../../etc/passwd',
+  '%00',
+  '%zz',
+  '${jndi:x}',
+  '<script>',
+  "'; DROP TABLE x;--",
+  '__proto__',
+  'constructor',
+  'toString',
 ];
 export const PROTO_KEYS = ['__proto__', 'constructor', 'prototype', 'toString', 'hasOwnProperty', 'valueOf', '__defineGetter__'];
 
@@ -31,8 +75,18 @@ export const oddValue: fc.Arbitrary<unknown> = fc.oneof(
   { weight: 1, arbitrary: fc.constantFrom(...INVALID_TOKENS) },
   { weight: 2, arbitrary: fc.constantFrom(...NUMBERISH_STRINGS) },
   { weight: 2, arbitrary: fc.constantFrom(...ODD_STRINGS) },
-  { weight: 1, arbitrary: fc.tuple(fc.constantFrom(...HUGE_LENGTHS), fc.constantFrom('a', 'é', '😀', '\\')).map(([n, c]) => c.repeat(Math.ceil(n / c.length))) },
-  { weight: 1, arbitrary: fc.tuple(fc.constantFrom(3, 64, 1000, 20_000), fc.constantFrom<'object' | 'array'>('object', 'array')).map(([d, k]) => deepNesting(d, k)) },
+  {
+    weight: 1,
+    arbitrary: fc
+      .tuple(fc.constantFrom(...HUGE_LENGTHS), fc.constantFrom('a', 'é', '😀', '\\'))
+      .map(([n, c]) => c.repeat(Math.ceil(n / c.length))),
+  },
+  {
+    weight: 1,
+    arbitrary: fc
+      .tuple(fc.constantFrom(3, 64, 1000, 20_000), fc.constantFrom<'object' | 'array'>('object', 'array'))
+      .map(([d, k]) => deepNesting(d, k)),
+  },
   { weight: 1, arbitrary: fc.constantFrom(...PROTO_KEYS).map(protoObject) },
   { weight: 2, arbitrary: fc.jsonValue({ maxDepth: 3 }) },
 );
@@ -43,7 +97,8 @@ function pathsOf(value: unknown, path: Path = [], out: Path[] = []): Path[] {
   out.push(path);
   if (out.length > 2000 || value instanceof RawToken) return out;
   if (Array.isArray(value)) value.forEach((v, i) => pathsOf(v, [...path, i], out));
-  else if (value && typeof value === 'object') for (const k of Object.keys(value)) pathsOf((value as Record<string, unknown>)[k], [...path, k], out);
+  else if (value && typeof value === 'object')
+    for (const k of Object.keys(value)) pathsOf((value as Record<string, unknown>)[k], [...path, k], out);
   return out;
 }
 
@@ -145,7 +200,10 @@ export type ByteMutation =
 export const byteMutation: fc.Arbitrary<ByteMutation> = fc.oneof(
   { weight: 20, arbitrary: fc.constant({ kind: 'none' as const }) },
   { weight: 3, arbitrary: fc.constantFrom(...BAD_UTF8).map((bytes) => ({ kind: 'badUtf8InString' as const, bytes })) },
-  { weight: 1, arbitrary: fc.record({ bytes: fc.constantFrom(...BAD_UTF8), at: fc.nat() }).map((r) => ({ kind: 'badUtf8At' as const, ...r })) },
+  {
+    weight: 1,
+    arbitrary: fc.record({ bytes: fc.constantFrom(...BAD_UTF8), at: fc.nat() }).map((r) => ({ kind: 'badUtf8At' as const, ...r })),
+  },
   { weight: 1, arbitrary: fc.nat().map((at) => ({ kind: 'truncate' as const, at })) },
   { weight: 1, arbitrary: fc.constant({ kind: 'bom' as const }) },
 );
@@ -158,7 +216,9 @@ export function applyBytes(text: string, m: ByteMutation): Buffer {
       return buf;
     case 'badUtf8InString': {
       const at = buf.indexOf(0x22); // just after the first quote: still valid JSON, not valid UTF-8
-      return at < 0 ? Buffer.concat([buf, Buffer.from(m.bytes)]) : Buffer.concat([buf.subarray(0, at + 1), Buffer.from(m.bytes), buf.subarray(at + 1)]);
+      return at < 0
+        ? Buffer.concat([buf, Buffer.from(m.bytes)])
+        : Buffer.concat([buf.subarray(0, at + 1), Buffer.from(m.bytes), buf.subarray(at + 1)]);
     }
     case 'badUtf8At': {
       const at = buf.length ? m.at % buf.length : 0;

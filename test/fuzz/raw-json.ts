@@ -8,7 +8,9 @@ export class RawToken {
 
 /** `depth` levels of `{"a":…}` (or `[…]`), built as text: neither this file nor the generator recurses. */
 export function deepNesting(depth: number, kind: 'object' | 'array' = 'object'): RawToken {
-  return kind === 'object' ? new RawToken(`${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`) : new RawToken(`${'['.repeat(depth)}${']'.repeat(depth)}`);
+  return kind === 'object'
+    ? new RawToken(`${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`)
+    : new RawToken(`${'['.repeat(depth)}${']'.repeat(depth)}`);
 }
 
 /** Sets an own enumerable property, `__proto__` included (plain assignment would change the prototype). */

@@ -21,9 +21,34 @@ export interface ClinicalHints {
 }
 
 const CODES = ['2823-3', 'http://loinc.org|2823-3', '8867-4', 'K', 'http://loinc.org|', '|x', ',', 'a,b,,c', '*'];
-const DATES = ['2024-05-01', '2024', '2024-02', '2024-02-30', '0000-00-00', '9999-12-31T23:59:59Z', '2024-05-01T08:00:00+14:00', '1900-01-01'];
+const DATES = [
+  '2024-05-01',
+  '2024',
+  '2024-02',
+  '2024-02-30',
+  '0000-00-00',
+  '9999-12-31T23:59:59Z',
+  '2024-05-01T08:00:00+14:00',
+  '1900-01-01',
+];
 
-const RAW_ARGUMENTS = ['', ' ', 'null', '[]', '"x"', '1', 'true', '{', '{"a":', '}', '{}{}', '{"patient":1e999}', 'NaN', '\u0000', '{"__proto__":{"polluted":true}}'];
+const RAW_ARGUMENTS = [
+  '',
+  ' ',
+  'null',
+  '[]',
+  '"x"',
+  '1',
+  'true',
+  '{',
+  '{"a":',
+  '}',
+  '{}{}',
+  '{"patient":1e999}',
+  'NaN',
+  '\u0000',
+  '{"__proto__":{"polluted":true}}',
+];
 
 export function toolCallCase(hints: ClinicalHints): fc.Arbitrary<ToolCallCase> {
   const patient = fc.oneof(
@@ -33,7 +58,10 @@ export function toolCallCase(hints: ClinicalHints): fc.Arbitrary<ToolCallCase> {
   );
   const byProperty = {
     patient,
-    id: fc.oneof(fc.constantFrom(...hints.resourceIds, ...hints.patientIds), fc.constantFrom('__proto__', 'constructor', '..', 'a'.repeat(64), 'a'.repeat(65))),
+    id: fc.oneof(
+      fc.constantFrom(...hints.resourceIds, ...hints.patientIds),
+      fc.constantFrom('__proto__', 'constructor', '..', 'a'.repeat(64), 'a'.repeat(65)),
+    ),
     code: fc.oneof(fc.constantFrom(...CODES), fc.string({ maxLength: 20 })),
     date_from: fc.constantFrom(...DATES),
     date_to: fc.constantFrom(...DATES),
@@ -49,7 +77,10 @@ export function toolCallCase(hints: ClinicalHints): fc.Arbitrary<ToolCallCase> {
     return argsJson.map((a) => ({ name: tool.name, argsJson: a }));
   });
   const oddName = fc
-    .tuple(fc.constantFrom('', 'unknown_tool', 'Find_Patients', 'find_patients ', ...PROTO_KEYS), fc.constantFrom('{}', '{"patient":"S1"}', ''))
+    .tuple(
+      fc.constantFrom('', 'unknown_tool', 'Find_Patients', 'find_patients ', ...PROTO_KEYS),
+      fc.constantFrom('{}', '{"patient":"S1"}', ''),
+    )
     .map(([name, argsJson]) => ({ name, argsJson }));
   return fc.oneof({ weight: 12, arbitrary: fc.oneof(...perTool) }, { weight: 1, arbitrary: oddName });
 }

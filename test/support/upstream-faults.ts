@@ -16,11 +16,18 @@ export function sequence(replies: Array<FakeResponse | 'reset'>, rest: FakeRespo
 
 /** The reply a request asked for: an SSE stream when the gateway streams upstream, else a JSON completion. */
 export function answer(content: string): FakeHandler {
-  return (req) => ((req.body as { stream?: boolean } | undefined)?.stream ? { chunks: streamChunks({ content: [content] }) } : completionReply({ content }));
+  return (req) =>
+    (req.body as { stream?: boolean } | undefined)?.stream
+      ? { chunks: streamChunks({ content: [content] }) }
+      : completionReply({ content });
 }
 
 /** 200 with a JSON content type and a body that is not JSON (cut off mid-object). */
-export const malformedJson = (): FakeResponse => ({ status: 200, headers: { 'content-type': 'application/json' }, body: '{"id":"up-1","object":"chat.completion","choices":[{"index":0,"message":{"role":"assi' });
+export const malformedJson = (): FakeResponse => ({
+  status: 200,
+  headers: { 'content-type': 'application/json' },
+  body: '{"id":"up-1","object":"chat.completion","choices":[{"index":0,"message":{"role":"assi',
+});
 
 /** SSE lines without data (a comment, `event:`, `id:`, `retry:`, an unknown field): a reader must skip them. */
 const SSE_NOISE = ': a comment\nevent: ping\nid: 7\nretry: 1000\nunknown-field: x\nfield-without-colon';
@@ -34,7 +41,13 @@ export function harmlessSseNoise(content: string[]): FakeResponse {
 /** A `data:` line that is not JSON, after `before` good content chunks. */
 export function malformedSseChunk(before: string[]): FakeResponse {
   const chunks = streamChunks({ content: before });
-  return { chunks: [...chunks.slice(0, 1 + before.length), '{"id":"up-s","choices":[{"delta":{"content":"oops"', ...chunks.slice(1 + before.length)] };
+  return {
+    chunks: [
+      ...chunks.slice(0, 1 + before.length),
+      '{"id":"up-s","choices":[{"delta":{"content":"oops"',
+      ...chunks.slice(1 + before.length),
+    ],
+  };
 }
 
 /**
