@@ -70,10 +70,13 @@ export async function fuzzTarget<T>(o: {
   seed: number;
   exercise: (c: T) => Promise<Outcome>;
 }): Promise<void> {
+  // Long runs say how far they got, every tenth of the way (shrinking after a failure adds cases past `runs`).
+  const every = o.runs >= 20_000 ? Math.ceil(o.runs / 10) : Infinity;
   await fc.assert(
     fc.asyncProperty(o.arbitrary, async (c) => {
       const outcome = await o.exercise(c);
       o.stats.record(outcome);
+      if (o.stats.cases % every === 0) console.log(`fuzz progress: ${o.stats.summary()}`);
       if (outcome.problem && !outcome.known) throw new Error(`${outcome.label}: ${outcome.problem}`);
     }),
     { seed: o.seed, numRuns: o.runs, endOnFailure: false, maxSkipsPerRun: 0 },
