@@ -1,5 +1,5 @@
-// Write tools through the loop: refused when writes are off (and never offered), idempotent by tool_call id when
-// on. The embedded FHIR store is checked directly, by the tool-call identifier the write tools stamp on resources.
+// Write tools through the loop: refused when writes are off (and never offered), idempotent when on (by caller,
+// conversation, tool_call id and arguments). The embedded FHIR store is checked directly, by the tool-call identifier the write tools stamp on resources.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fhirSearch, generated, script, streamed, toolMessages, toolNames, type Collected } from './support/agent-kit.ts';
 import { startGateway, type RunningGateway } from './support/gateway-harness.ts';
@@ -121,6 +121,28 @@ describe('writes enabled (FHIR_WRITE_TOOLS=true)', () => {
     expect(ids[0]).toBe('call_0');
     expect(ids[1]).not.toBe('call_0');
     expect(res.fhir_agent.written.map((w: any) => w.created)).toEqual([true, true]);
+    expect(await heartRates(gw)).toBe(before + 2);
+  });
+
+  it('the same call id in another conversation is another write, not a retry of the first', async () => {
+    const before = await heartRates(gw);
+    const byId = (await writtenBy(gw, 'Observation', 'call_0')).length;
+    // Models number their calls per conversation (`call_0`); two conversations asking for the same heart rate.
+    for (const question of ['Record HR 72/min for S1000002 (morning round).', 'Record HR 72/min for S1000002 (evening round).']) {
+      script(gw, [{ toolCalls: [{ id: 'call_0', name: 'record_observation', args: HEART_RATE }] }, { content: 'Recorded.' }]);
+      const res = await generated(gw, { messages: [{ role: 'user', content: question }] });
+      expect(res.fhir_agent.written.map((w: any) => w.created)).toEqual([true]);
+    }
+    expect(await heartRates(gw)).toBe(before + 2);
+    expect(await writtenBy(gw, 'Observation', 'call_0')).toHaveLength(byId + 2);
+  });
+
+  it('the same call id with other arguments is another write', async () => {
+    const before = await heartRates(gw);
+    for (const value of [80, 81]) {
+      script(gw, [{ toolCalls: [{ id: 'same-id', name: 'record_observation', args: { ...HEART_RATE, value_quantity: { value, unit: '/min' } } }] }, { content: 'Recorded.' }]);
+      await generated(gw, { messages: [QUESTION] });
+    }
     expect(await heartRates(gw)).toBe(before + 2);
   });
 

@@ -25,6 +25,7 @@ export const orderMedication = defineTool({
   execute: (input, ctx) =>
     writeResource(
       'order_medication',
+      input,
       (): MedicationRequest => ({
         resourceType: 'MedicationRequest',
         status: 'active',

@@ -30,6 +30,7 @@ export const orderService = defineTool({
   execute: (input, ctx) =>
     writeResource(
       'order_service',
+      input,
       (): ServiceRequest => ({
         resourceType: 'ServiceRequest',
         status: 'active',

@@ -46,6 +46,7 @@ export const recordObservation = defineTool({
   execute: (input, ctx) =>
     writeResource(
       'record_observation',
+      input,
       (): Observation => ({
         resourceType: 'Observation',
         status: input.status,

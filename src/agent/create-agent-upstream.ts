@@ -7,6 +7,7 @@ import { signalOf } from '../upstream/model-upstream.ts';
 import type { AgentLimits, ExecuteToolFn } from './agent-audit.ts';
 import { createDeltaChannel } from './delta-channel.ts';
 import { executeServerToolCalls } from './execute-server-tool-calls.ts';
+import { conversationScope } from './conversation-scope.ts';
 import { fillServerToolResults } from './fill-server-tool-results.ts';
 import { mergeTools } from './merge-tools.ts';
 import { initialMessages } from './prepare-step.ts';
@@ -84,6 +85,7 @@ export function createAgentUpstream(opts: AgentUpstreamOptions): ModelUpstream {
       fhir: opts.fhir,
       fhirForTool: caller?.fhirForTool,
       writesEnabled: caller?.writesEnabled ?? opts.writesEnabled,
+      idempotencyScope: conversationScope(caller?.cacheScope ?? '', params.messages),
       limits: opts.limits,
       signal,
       onExecuted: (e) => results.set(e.call.id, { name: e.call.function.name, arguments: e.call.function.arguments, content: e.content }),

@@ -19,6 +19,8 @@ export interface ExecuteServerToolCallsOptions {
   /** The client one tool's calls use (the caller's scopes and audit); default `fhir`. */
   fhirForTool?: (tool: string) => FhirClient;
   writesEnabled: boolean;
+  /** See ToolContext.idempotencyScope. */
+  idempotencyScope?: string;
   signal?: AbortSignal;
   now: () => Date;
   /** Monotonic milliseconds, for durations. */
@@ -42,6 +44,7 @@ async function executeOne(call: ToolCall, opts: ExecuteServerToolCallsOptions): 
       now: opts.now,
       writesEnabled: opts.writesEnabled,
       callId: call.id,
+      idempotencyScope: opts.idempotencyScope,
       onTrace: (t) => traces.push(t),
     });
   } catch (err) {

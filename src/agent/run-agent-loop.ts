@@ -26,6 +26,8 @@ export interface AgentLoopOptions {
   /** The client one tool's calls use (the caller's scopes and audit); default `fhir`. */
   fhirForTool?: (tool: string) => FhirClient;
   writesEnabled: boolean;
+  /** See ToolContext.idempotencyScope. */
+  idempotencyScope?: string;
   limits: AgentLimits;
   /** The client's disconnect. */
   signal?: AbortSignal;
@@ -161,6 +163,7 @@ async function runTools(o: AgentLoopOptions, calls: ToolCall[], step: number, si
       fhir: o.fhir,
       fhirForTool: o.fhirForTool,
       writesEnabled: o.writesEnabled,
+      idempotencyScope: o.idempotencyScope,
       signal,
       now: o.now,
       clock: o.clock,

@@ -11,6 +11,11 @@ export interface ToolContext {
   writesEnabled: boolean;
   /** Stable per tool call (e.g. the model's tool_call id); write tools derive their idempotency key from it. */
   callId: string;
+  /**
+   * Who is calling and in which conversation. Models reuse ids like `call_0`: the same call id from another key or
+   * another conversation is another write, so it goes into the idempotency key too.
+   */
+  idempotencyScope?: string;
   onTrace?: (trace: FhirRequestTrace) => void;
 }
 
