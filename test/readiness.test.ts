@@ -196,7 +196,7 @@ describe('log levels: expected failures at warn without a stack, only the unexpe
     },
   };
   beforeAll(async () => {
-    const config = loadConfig({ HOST: '127.0.0.1', PORT: '0', API_KEYS: TEST_KEY, MODEL_ID: TEST_MODEL, SERVER_TOOLS: 'false', FHIR_SEED: 'false', LOG_LEVEL: 'info' });
+    const config = loadConfig({ HOST: '127.0.0.1', PORT: '0', API_KEYS: TEST_KEY, MODEL_ID: TEST_MODEL, SERVER_TOOLS: 'false', FHIR_SEED: 'false', LOG_LEVEL: 'info', AUDIT_SINK: 'off' });
     gw = await composeGateway({ config, logger: pino({ level: 'info' }, { write: (l: string) => void logs.push(l) }), model: boom });
     base = await gw.app.listen({ port: 0, host: '127.0.0.1' });
   });
