@@ -14,6 +14,8 @@ export default tseslint.config(
       '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
       'no-empty': ['error', { allowEmptyCatch: true }],
       eqeqeq: ['error', 'always', { null: 'ignore' }],
+      // Flags `let x = default; try { x = … }`, a pattern we use on purpose for values read after a finally.
+      'no-useless-assignment': 'off',
     },
   },
   {

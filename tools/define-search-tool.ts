@@ -1,7 +1,7 @@
 // One search tool = a resource type, a zod input and a mapping to FHIR search parameters. Paging, counts,
 // summaries and error handling are the same for all of them, so they live here once.
 import type { Resource } from '@medplum/fhirtypes';
-import { z } from 'zod';
+import { type z } from 'zod';
 import type { SearchParams } from '../src/fhir/fhir-client.ts';
 import { searchResultContent } from './search-result-content.ts';
 import { toolErrorResult } from './tool-error-result.ts';

@@ -5,7 +5,6 @@
 // deleted: retention is the operator's) and a new one begun.
 import { mkdir, open, rename, stat, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import type { AuditEvent } from '@medplum/fhirtypes';
 import type { AuditSink } from './audit-trail.ts';
 
 export interface FileAuditSinkOptions {

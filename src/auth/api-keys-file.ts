@@ -47,7 +47,7 @@ export function parseApiKeysFile(text: string): ApiKeyEntry[] {
   try {
     raw = parseYaml(text);
   } catch (err) {
-    throw new Error(`not YAML or JSON: ${(err as Error).message.split('\n')[0]}`);
+    throw new Error(`not YAML or JSON: ${(err as Error).message.split('\n')[0]}`, { cause: err });
   }
   const parsed = fileSchema.safeParse(raw);
   if (!parsed.success) {

@@ -1,7 +1,7 @@
 // Mounts an EmbeddedFhirServer on fastify (register with a prefix, e.g. '/fhir'). Links in responses point at
 // the origin the client used (Host header) plus the prefix, so a plain HTTP client can follow `next`.
 import { badRequest, serverError, unauthorized } from '@medplum/core';
-import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { EmbeddedFhirRequest, EmbeddedFhirResponse, EmbeddedFhirServer } from './embedded-fhir-server.ts';
 
 export interface EmbeddedFhirPluginOptions {
@@ -43,7 +43,7 @@ export const embeddedFhirPlugin: FastifyPluginAsync<EmbeddedFhirPluginOptions> =
     });
   }
 
-  const handler = async (req: FastifyRequest, reply: import('fastify').FastifyReply) => {
+  const handler = async (req: FastifyRequest, reply: FastifyReply) => {
     const request: EmbeddedFhirRequest = {
       method: req.method,
       url: req.url.slice(prefix.length) || '/',
