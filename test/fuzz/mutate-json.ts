@@ -138,7 +138,8 @@ function apply(root: unknown, path: Path, m: Mutation): unknown {
   let next: unknown;
   switch (m.kind) {
     case 'replace':
-      next = m.value;
+      // A copy: constants such as `{}` are one object for every case, and a later step may add keys to it.
+      next = clone(m.value);
       break;
     case 'delete': {
       if (path.length === 0) return undefined;
@@ -150,7 +151,7 @@ function apply(root: unknown, path: Path, m: Mutation): unknown {
     }
     case 'addKey':
       if (current && typeof current === 'object' && !Array.isArray(current) && !(current instanceof RawToken)) {
-        setOwn(current as Record<string, unknown>, m.key, m.value);
+        setOwn(current as Record<string, unknown>, m.key, clone(m.value));
         return root;
       }
       next = protoObject(m.key);
