@@ -33,23 +33,57 @@ async function main(argv: string[]): Promise<number> {
         args: rest,
         allowPositionals: true,
         options: {
-          tasks: { type: 'string' }, solver: { type: 'string' }, mode: { type: 'string' }, model: { type: 'string' },
-          'base-url': { type: 'string' }, 'api-key': { type: 'string' }, concurrency: { type: 'string' }, limit: { type: 'string' },
-          category: { type: 'string' }, epochs: { type: 'string' }, shard: { type: 'string' }, 'max-steps': { type: 'string' },
-          log: { type: 'string' }, resume: { type: 'boolean' }, 'min-pass-rate': { type: 'string' }, replay: { type: 'string' },
-          'fhir-base-url': { type: 'string' }, 'fhir-auth-header': { type: 'string' }, 'load-ehr': { type: 'boolean' },
-          temperature: { type: 'string' }, 'max-tokens': { type: 'string' }, 'judge-base-url': { type: 'string' },
-          'judge-model': { type: 'string' }, quiet: { type: 'boolean' },
+          tasks: { type: 'string' },
+          solver: { type: 'string' },
+          mode: { type: 'string' },
+          model: { type: 'string' },
+          'base-url': { type: 'string' },
+          'api-key': { type: 'string' },
+          concurrency: { type: 'string' },
+          limit: { type: 'string' },
+          category: { type: 'string' },
+          epochs: { type: 'string' },
+          shard: { type: 'string' },
+          'max-steps': { type: 'string' },
+          log: { type: 'string' },
+          resume: { type: 'boolean' },
+          'min-pass-rate': { type: 'string' },
+          replay: { type: 'string' },
+          'fhir-base-url': { type: 'string' },
+          'fhir-auth-header': { type: 'string' },
+          'load-ehr': { type: 'boolean' },
+          temperature: { type: 'string' },
+          'max-tokens': { type: 'string' },
+          'judge-base-url': { type: 'string' },
+          'judge-model': { type: 'string' },
+          quiet: { type: 'boolean' },
         },
       });
       const parsed = RunArgsSchema.safeParse({
         target: values.tasks ?? positionals[0],
-        solver: values.solver, mode: values.mode, model: values.model, baseUrl: values['base-url'], apiKey: values['api-key'],
-        concurrency: values.concurrency, limit: values.limit, category: values.category, epochs: values.epochs, shard: values.shard,
-        maxSteps: values['max-steps'], log: values.log, resume: values.resume, minPassRate: values['min-pass-rate'], replay: values.replay,
-        fhirBaseUrl: values['fhir-base-url'], fhirAuthHeader: values['fhir-auth-header'], loadEhr: values['load-ehr'],
-        temperature: values.temperature, maxTokens: values['max-tokens'], judgeBaseUrl: values['judge-base-url'],
-        judgeModel: values['judge-model'], quiet: values.quiet,
+        solver: values.solver,
+        mode: values.mode,
+        model: values.model,
+        baseUrl: values['base-url'],
+        apiKey: values['api-key'],
+        concurrency: values.concurrency,
+        limit: values.limit,
+        category: values.category,
+        epochs: values.epochs,
+        shard: values.shard,
+        maxSteps: values['max-steps'],
+        log: values.log,
+        resume: values.resume,
+        minPassRate: values['min-pass-rate'],
+        replay: values.replay,
+        fhirBaseUrl: values['fhir-base-url'],
+        fhirAuthHeader: values['fhir-auth-header'],
+        loadEhr: values['load-ehr'],
+        temperature: values.temperature,
+        maxTokens: values['max-tokens'],
+        judgeBaseUrl: values['judge-base-url'],
+        judgeModel: values['judge-model'],
+        quiet: values.quiet,
       });
       if (!parsed.success) throw new UsageError(parsed.error.issues.map((i) => `--${i.path.join('.')}: ${i.message}`).join('\n'));
       return runCommand(parsed.data, { stdout: process.stdout, stderr: process.stderr, env: process.env });
@@ -71,7 +105,10 @@ async function main(argv: string[]): Promise<number> {
       return EXIT.ok;
     }
     case 'medagentbench-synth': {
-      const { values } = parseArgs({ args: rest, options: { from: { type: 'string' }, out: { type: 'string' }, 'per-category': { type: 'string' } } });
+      const { values } = parseArgs({
+        args: rest,
+        options: { from: { type: 'string' }, out: { type: 'string' }, 'per-category': { type: 'string' } },
+      });
       if (!values.out) throw new UsageError('medagentbench-synth needs --out');
       const samples = values.from ? MedAgentBenchTaskFileSchema.parse(JSON.parse(await readFile(values.from, 'utf8'))) : mabSeedTasks();
       const tasks = synthesizeMabTasks(samples, Number(values['per-category'] ?? 30));

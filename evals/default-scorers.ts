@@ -5,5 +5,11 @@ import { modelGradedScorer, type JudgeOptions } from './scorers/model-graded-sco
 
 /** Every scorer that applies to a scenario runs; a sample passes when all of them give 1. */
 export function defaultScorers(opts: { judge?: JudgeOptions } = {}): Scorer[] {
-  return [answerScorer(), fhirActionScorer(), trajectoryScorer(), medAgentBenchScorer(), ...(opts.judge ? [modelGradedScorer(opts.judge)] : [])];
+  return [
+    answerScorer(),
+    fhirActionScorer(),
+    trajectoryScorer(),
+    medAgentBenchScorer(),
+    ...(opts.judge ? [modelGradedScorer(opts.judge)] : []),
+  ];
 }

@@ -6,7 +6,12 @@ import { z } from 'zod';
 
 export const LOG_SCHEMA_VERSION = 1;
 
-const ScoreSchema = z.object({ value: z.number(), answer: z.string(), explanation: z.string(), metadata: z.record(z.string(), z.unknown()).optional() });
+const ScoreSchema = z.object({
+  value: z.number(),
+  answer: z.string(),
+  explanation: z.string(),
+  metadata: z.record(z.string(), z.unknown()).optional(),
+});
 
 export const SampleMetricsSchema = z.object({
   steps: z.number(),
@@ -56,10 +61,20 @@ export const SampleRecordSchema = z.object({
 export type SampleRecord = z.infer<typeof SampleRecordSchema>;
 
 const ResumeRecordSchema = z.object({ type: z.literal('resume'), at: z.string(), skipped: z.number() });
-const FooterRecordSchema = z.object({ type: z.literal('footer'), status: z.enum(['success', 'error', 'interrupted']), finishedAt: z.string(), summary: z.record(z.string(), z.unknown()) });
+const FooterRecordSchema = z.object({
+  type: z.literal('footer'),
+  status: z.enum(['success', 'error', 'interrupted']),
+  finishedAt: z.string(),
+  summary: z.record(z.string(), z.unknown()),
+});
 export type FooterRecord = z.infer<typeof FooterRecordSchema>;
 
-export const LogRecordSchema = z.discriminatedUnion('type', [HeaderRecordSchema, SampleRecordSchema, ResumeRecordSchema, FooterRecordSchema]);
+export const LogRecordSchema = z.discriminatedUnion('type', [
+  HeaderRecordSchema,
+  SampleRecordSchema,
+  ResumeRecordSchema,
+  FooterRecordSchema,
+]);
 export type LogRecord = z.infer<typeof LogRecordSchema>;
 
 export interface EvalLog {

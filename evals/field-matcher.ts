@@ -9,9 +9,7 @@ export function matchesField(value: unknown, matcher: FieldMatcher): boolean {
   }
   if ('includes' in matcher) {
     if (typeof value !== 'string') return false;
-    return matcher.caseInsensitive
-      ? value.toLowerCase().includes(matcher.includes.toLowerCase())
-      : value.includes(matcher.includes);
+    return matcher.caseInsensitive ? value.toLowerCase().includes(matcher.includes.toLowerCase()) : value.includes(matcher.includes);
   }
   if ('instant' in matcher) {
     return typeof value === 'string' && Date.parse(value) === Date.parse(matcher.instant) && !Number.isNaN(Date.parse(value));

@@ -3,7 +3,12 @@ import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { parse as parseYaml } from 'yaml';
 import { ScenarioSchema, type Scenario } from './scenario.ts';
-import { isMedAgentBenchFile, medAgentBenchToScenario, MedAgentBenchTaskFileSchema, type MedAgentBenchTask } from './medagentbench/task-file.ts';
+import {
+  isMedAgentBenchFile,
+  medAgentBenchToScenario,
+  MedAgentBenchTaskFileSchema,
+  type MedAgentBenchTask,
+} from './medagentbench/task-file.ts';
 
 export interface LoadedDataset {
   source: string;

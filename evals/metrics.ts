@@ -4,7 +4,11 @@ import type { SolverOutput } from './task.ts';
 
 export function sampleMetrics(output: SolverOutput, latencyMs: number): SampleMetrics {
   const finishReasons: Record<string, number> = {};
-  let promptTokens = 0, completionTokens = 0, reasoningTokens = 0, cachedTokens = 0, modelLatencyMs = 0;
+  let promptTokens = 0,
+    completionTokens = 0,
+    reasoningTokens = 0,
+    cachedTokens = 0,
+    modelLatencyMs = 0;
   for (const c of output.modelCalls) {
     finishReasons[c.finishReason] = (finishReasons[c.finishReason] ?? 0) + 1;
     promptTokens += c.promptTokens;

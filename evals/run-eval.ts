@@ -25,7 +25,11 @@ export interface RunEvalOptions {
   wallClock?: () => Date;
 }
 
-export function plannedSamples(dataset: Scenario[], epochs: number, skip?: ReadonlySet<string>): Array<{ scenario: Scenario; epoch: number }> {
+export function plannedSamples(
+  dataset: Scenario[],
+  epochs: number,
+  skip?: ReadonlySet<string>,
+): Array<{ scenario: Scenario; epoch: number }> {
   const out: Array<{ scenario: Scenario; epoch: number }> = [];
   for (let epoch = 1; epoch <= epochs; epoch++) {
     for (const scenario of dataset) if (!skip?.has(sampleKey({ id: scenario.id, epoch }))) out.push({ scenario, epoch });
@@ -88,10 +92,22 @@ async function runSample(opts: RunEvalOptions, scenario: Scenario, epoch: number
       }
       for (const scorer of opts.task.scorers) {
         try {
-          const s = await scorer.score({ scenario, output, writes, fhir: sandbox.fhir, now: new Date(pinned), clockPinned: opts.clockPinned ?? true });
+          const s = await scorer.score({
+            scenario,
+            output,
+            writes,
+            fhir: sandbox.fhir,
+            now: new Date(pinned),
+            clockPinned: opts.clockPinned ?? true,
+          });
           if (s) scores[scorer.name] = s;
         } catch (err) {
-          scores[scorer.name] = { value: 0, answer: '', explanation: `scorer crashed: ${(err as Error).message}`, metadata: { scorerError: true } };
+          scores[scorer.name] = {
+            value: 0,
+            answer: '',
+            explanation: `scorer crashed: ${(err as Error).message}`,
+            metadata: { scorerError: true },
+          };
           errors.push(`scorer ${scorer.name}: ${(err as Error).message}`);
         }
       }

@@ -23,7 +23,11 @@ export type ExpectedWrite = z.infer<typeof ExpectedWriteSchema>;
 
 /** Grader spec for the final answer (a FINISH-style list). */
 export const ExpectedAnswerSchema = z.discriminatedUnion('kind', [
-  z.object({ kind: z.literal('exact'), value: z.union([z.string(), z.number(), z.boolean(), z.null()]), caseSensitive: z.boolean().default(false) }),
+  z.object({
+    kind: z.literal('exact'),
+    value: z.union([z.string(), z.number(), z.boolean(), z.null()]),
+    caseSensitive: z.boolean().default(false),
+  }),
   z.object({ kind: z.literal('numeric'), value: z.number(), tolerance: z.number().min(0).max(1e9).default(0) }),
   z.object({ kind: z.literal('set'), values: z.array(z.union([z.string(), z.number()])), ordered: z.boolean().default(false) }),
   z.object({ kind: z.literal('regex'), pattern: z.string(), flags: z.string().default('i') }),

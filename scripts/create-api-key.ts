@@ -12,7 +12,10 @@ const USAGE = `Usage: npm run key -- --id <id> --scopes "<scopes and flags>" [--
 function main(argv: string[]): number {
   let values: { id?: string; scopes?: string; patients?: string; help?: boolean };
   try {
-    ({ values } = parseArgs({ args: argv, options: { id: { type: 'string' }, scopes: { type: 'string' }, patients: { type: 'string' }, help: { type: 'boolean', short: 'h' } } }));
+    ({ values } = parseArgs({
+      args: argv,
+      options: { id: { type: 'string' }, scopes: { type: 'string' }, patients: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+    }));
   } catch (err) {
     process.stderr.write(`error: ${(err as Error).message}\n${USAGE}\n`);
     return 2;
@@ -26,9 +29,14 @@ function main(argv: string[]): number {
     return 2;
   }
   try {
-    const patients = values.patients?.split(',').map((p) => p.trim()).filter(Boolean);
+    const patients = values.patients
+      ?.split(',')
+      .map((p) => p.trim())
+      .filter(Boolean);
     const { key, entry } = createApiKey({ id: values.id, scopes: values.scopes, patients });
-    process.stdout.write(`API key for ${values.id} (shown once; only its SHA-256 is kept):\n\n  ${key}\n\nAdd to API_KEYS_FILE under "keys:":\n\n${entry}\n`);
+    process.stdout.write(
+      `API key for ${values.id} (shown once; only its SHA-256 is kept):\n\n  ${key}\n\nAdd to API_KEYS_FILE under "keys:":\n\n${entry}\n`,
+    );
     return 0;
   } catch (err) {
     process.stderr.write(`error: ${(err as Error).message.replace(/^keys\.0\./, '')}\n`);

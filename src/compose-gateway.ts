@@ -50,7 +50,15 @@ export async function composeGateway(opts: ComposeGatewayOptions): Promise<Compo
   });
   let app: FastifyInstance;
   try {
-    app = await buildApp({ config, upstream: deps.upstream, logger, plugins: deps.plugins, readiness: deps.readiness, now: opts.now, generateId: opts.generateId });
+    app = await buildApp({
+      config,
+      upstream: deps.upstream,
+      logger,
+      plugins: deps.plugins,
+      readiness: deps.readiness,
+      now: opts.now,
+      generateId: opts.generateId,
+    });
   } catch (err) {
     await deps.close();
     throw err;

@@ -6,7 +6,12 @@ import { plainKeyAccess } from './auth/key-access.ts';
 
 const bool = z.enum(['true', 'false', '1', '0', 'yes', 'no']).transform((v) => v === 'true' || v === '1' || v === 'yes');
 const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
-const list = z.string().transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean));
+const list = z.string().transform((v) =>
+  v
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean),
+);
 
 interface VarSpec {
   schema: z.ZodType;
@@ -22,13 +27,24 @@ export const CONFIG_VARS = {
     schema: list,
     help: 'Accepted API keys, comma-separated: each may chat, read and search (system/*.rs); write through /fhir and the tools only with FHIR_WRITE_TOOLS=true. Unset (and no API_KEYS_FILE) = auth off (loopback HOST only).',
   },
-  API_KEYS_FILE: { schema: z.string().min(1), help: 'YAML/JSON file of keys (SHA-256 only) with SMART v2 scopes, flags and patient lists; `npm run key` makes an entry.' },
+  API_KEYS_FILE: {
+    schema: z.string().min(1),
+    help: 'YAML/JSON file of keys (SHA-256 only) with SMART v2 scopes, flags and patient lists; `npm run key` makes an entry.',
+  },
   AUDIT_SINK: {
     schema: z.enum(['file', 'fhir', 'off']),
     help: 'Where the AuditEvent of every FHIR read and write goes: file (AUDIT_FILE), fhir (the FHIR server) or off. Default: file when keys are configured, off without keys.',
   },
-  AUDIT_FILE: { schema: z.string().min(1), default: 'audit/audit.ndjson', help: 'Append-only NDJSON audit file (fsync per record), for AUDIT_SINK=file.' },
-  AUDIT_FILE_MAX_BYTES: { schema: int(4096, 1_099_511_627_776), default: '104857600', help: 'Size at which the audit file is renamed to <AUDIT_FILE>.<time> and a new one started (old files are kept).' },
+  AUDIT_FILE: {
+    schema: z.string().min(1),
+    default: 'audit/audit.ndjson',
+    help: 'Append-only NDJSON audit file (fsync per record), for AUDIT_SINK=file.',
+  },
+  AUDIT_FILE_MAX_BYTES: {
+    schema: int(4096, 1_099_511_627_776),
+    default: '104857600',
+    help: 'Size at which the audit file is renamed to <AUDIT_FILE>.<time> and a new one started (old files are kept).',
+  },
   UPSTREAM_BASE_URL: {
     schema: z.url({ protocol: /^https?$/ }).refine((u) => /\/v1\/?$/.test(u), 'must end in /v1'),
     help: 'OpenAI-compatible upstream base URL ending in /v1, e.g. http://127.0.0.1:11434/v1 (Ollama).',
@@ -45,19 +61,41 @@ export const CONFIG_VARS = {
     default: 'auto',
     help: 'Upstream dialect: vllm|sglang|ollama|llamacpp (llama-server)|llama-cpp-python|deepseek|openai (api.openai.com)|openai-compatible (any other), or auto-detect.',
   },
-  UPSTREAM_TIMEOUT_MS: { schema: int(100, 3_600_000), default: '600000', help: 'Upstream timeout per attempt: for the response headers, and for each gap between streamed chunks.' },
+  UPSTREAM_TIMEOUT_MS: {
+    schema: int(100, 3_600_000),
+    default: '600000',
+    help: 'Upstream timeout per attempt: for the response headers, and for each gap between streamed chunks.',
+  },
   UPSTREAM_MAX_RETRIES: { schema: int(0, 10), default: '2', help: 'Retries for 429, 5xx and network errors (before the first byte only).' },
   REQUEST_DEADLINE_MS: { schema: int(100, 3_600_000), default: '900000', help: 'Overall deadline for one chat request, retries included.' },
-  READY_TIMEOUT_MS: { schema: int(100, 60_000), default: '2000', help: 'GET /ready: longest wait for the upstream (GET /models) and the FHIR server (GET /metadata).' },
-  READY_CACHE_MS: { schema: int(0, 3_600_000), default: '5000', help: 'GET /ready: how long a readiness result is reused, so frequent probes cost the dependencies little.' },
+  READY_TIMEOUT_MS: {
+    schema: int(100, 60_000),
+    default: '2000',
+    help: 'GET /ready: longest wait for the upstream (GET /models) and the FHIR server (GET /metadata).',
+  },
+  READY_CACHE_MS: {
+    schema: int(0, 3_600_000),
+    default: '5000',
+    help: 'GET /ready: how long a readiness result is reused, so frequent probes cost the dependencies little.',
+  },
   RATE_LIMIT_PER_MINUTE: { schema: int(0, 1_000_000_000), default: '600', help: 'Requests per minute per API key (0 = unlimited).' },
   BODY_LIMIT_BYTES: { schema: int(1024, 1_073_741_824), default: '26214400', help: 'Largest accepted request body.' },
   IMAGE_MAX_BYTES: { schema: int(1, 1_073_741_824), default: '20971520', help: 'Largest decoded data: image in a message.' },
   LOG_LEVEL: { schema: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']), default: 'info', help: 'pino log level.' },
   LOG_MESSAGE_CONTENT: { schema: bool, default: 'false', help: 'Log message contents (may hold PHI). Off by default.' },
-  FHIR_BASE_URL: { schema: z.url({ protocol: /^https?$/ }), help: 'External FHIR R4 server (e.g. HAPI). Unset = embedded server at /fhir.' },
-  FHIR_AUTH_HEADER: { schema: z.string().regex(/^[^\r\n]+$/), help: 'Authorization header value sent to FHIR_BASE_URL, e.g. "Bearer abc".' },
-  FHIR_WRITE_TOOLS: { schema: bool, default: 'false', help: 'Enable the write tools (record_observation, order_medication, order_service) for keys allowed to write; also grants plain API_KEYS (and the keyless sandbox) write access through /fhir.' },
+  FHIR_BASE_URL: {
+    schema: z.url({ protocol: /^https?$/ }),
+    help: 'External FHIR R4 server (e.g. HAPI). Unset = embedded server at /fhir.',
+  },
+  FHIR_AUTH_HEADER: {
+    schema: z.string().regex(/^[^\r\n]+$/),
+    help: 'Authorization header value sent to FHIR_BASE_URL, e.g. "Bearer abc".',
+  },
+  FHIR_WRITE_TOOLS: {
+    schema: bool,
+    default: 'false',
+    help: 'Enable the write tools (record_observation, order_medication, order_service) for keys allowed to write; also grants plain API_KEYS (and the keyless sandbox) write access through /fhir.',
+  },
   FHIR_SEED: { schema: bool, default: 'true', help: 'Seed the embedded FHIR server with the synthetic EHR at startup.' },
   SERVER_TOOLS: { schema: bool, default: 'true', help: 'Run the FHIR tools server-side on chat requests (false = pure pass-through).' },
   AGENT_MAX_STEPS: { schema: int(1, 100), default: '8', help: 'Most model calls per chat request in the tool loop.' },
@@ -72,16 +110,38 @@ export const CONFIG_VARS = {
     schema: z.string().min(1),
     help: 'Run a GGUF model in process (node-llama-cpp, CPU): a .gguf path or an hf: URI. Used when UPSTREAM_BASE_URL is unset.',
   },
-  LOCAL_MODEL_THREADS: { schema: int(1, 256), default: '1', help: 'CPU threads for the in-process model (the HTTP server shares the cores).' },
-  LOCAL_MODEL_CONTEXT: { schema: int(512, 262_144), default: '8192', help: "Context tokens per sequence (capped at the model's training context)." },
-  LOCAL_MODEL_SEQUENCES: { schema: int(1, 64), default: '2', help: 'Requests generated at once, each on its own KV cache (so a tool prompt stays cached beside other work).' },
+  LOCAL_MODEL_THREADS: {
+    schema: int(1, 256),
+    default: '1',
+    help: 'CPU threads for the in-process model (the HTTP server shares the cores).',
+  },
+  LOCAL_MODEL_CONTEXT: {
+    schema: int(512, 262_144),
+    default: '8192',
+    help: "Context tokens per sequence (capped at the model's training context).",
+  },
+  LOCAL_MODEL_SEQUENCES: {
+    schema: int(1, 64),
+    default: '2',
+    help: 'Requests generated at once, each on its own KV cache (so a tool prompt stays cached beside other work).',
+  },
   LOCAL_MODEL_QUEUE: { schema: int(0, 10_000), default: '32', help: 'Requests that may wait for a free sequence; more answer 429.' },
-  LOCAL_MODEL_WARM: { schema: bool, default: 'true', help: 'At boot, evaluate the FHIR tools prompt prefix into the KV cache (when SERVER_TOOLS is on), so the first tool request is fast.' },
-  LOCAL_MODEL_CACHE_DIR: { schema: z.string().min(1), default: 'node_modules/.cache/fhir-agent-gateway/models', help: 'Where hf: models are downloaded and cached.' },
+  LOCAL_MODEL_WARM: {
+    schema: bool,
+    default: 'true',
+    help: 'At boot, evaluate the FHIR tools prompt prefix into the KV cache (when SERVER_TOOLS is on), so the first tool request is fast.',
+  },
+  LOCAL_MODEL_CACHE_DIR: {
+    schema: z.string().min(1),
+    default: 'node_modules/.cache/fhir-agent-gateway/models',
+    help: 'Where hf: models are downloaded and cached.',
+  },
 } satisfies Record<string, VarSpec>;
 
 type Vars = typeof CONFIG_VARS;
-type Parsed = { [K in keyof Vars]: Vars[K] extends { default: string } ? z.output<Vars[K]['schema']> : z.output<Vars[K]['schema']> | undefined };
+type Parsed = {
+  [K in keyof Vars]: Vars[K] extends { default: string } ? z.output<Vars[K]['schema']> : z.output<Vars[K]['schema']> | undefined;
+};
 
 export interface Config extends Omit<Parsed, 'API_KEYS'> {
   API_KEYS: string[];
@@ -116,7 +176,10 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   }
   const parsed = out as Parsed;
   const keys = parsed.API_KEYS ?? [];
-  const apiKeys = [...keys.map((key, i) => ({ sha256: sha256Of(key), access: plainKeyAccess(`API_KEYS#${i + 1}`, { writes: parsed.FHIR_WRITE_TOOLS }) })), ...readApiKeysFile(parsed.API_KEYS_FILE, keys)];
+  const apiKeys = [
+    ...keys.map((key, i) => ({ sha256: sha256Of(key), access: plainKeyAccess(`API_KEYS#${i + 1}`, { writes: parsed.FHIR_WRITE_TOOLS }) })),
+    ...readApiKeysFile(parsed.API_KEYS_FILE, keys),
+  ];
   if (apiKeys.length === 0 && !isLoopbackHost(parsed.HOST)) {
     throw new ConfigError(`invalid API_KEYS: required when HOST=${parsed.HOST} is not a loopback address`);
   }

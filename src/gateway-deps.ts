@@ -106,15 +106,27 @@ async function createLocalUpstream(config: Config, logger: FastifyBaseLogger): P
   return local;
 }
 
-export async function createGatewayDeps(config: Config, logger: FastifyBaseLogger, options: GatewayDepsOptions): Promise<GatewayDeps & Pick<AppDeps, 'upstream'>> {
+export async function createGatewayDeps(
+  config: Config,
+  logger: FastifyBaseLogger,
+  options: GatewayDepsOptions,
+): Promise<GatewayDeps & Pick<AppDeps, 'upstream'>> {
   if (config.LOCAL_MODEL && config.UPSTREAM_BASE_URL && !options.model) logger.warn('LOCAL_MODEL is ignored: UPSTREAM_BASE_URL is set');
   const [remote, local, fhirSide] = await Promise.all([
     options.model ?? createModelUpstream(config, logger),
     options.model ? null : createLocalUpstream(config, logger),
     // The guard needs the audit, which may write to the FHIR server being created here: it is looked up per request.
-    createFhirSide(config, logger, options, (req, request, handle): Promise<EmbeddedFhirResponse> => access.guardFhir(req, request, handle)),
+    createFhirSide(config, logger, options, (req, request, handle): Promise<EmbeddedFhirResponse> =>
+      access.guardFhir(req, request, handle),
+    ),
   ]);
-  const access: AccessControl = await createAccessControl({ config, logger, fhir: fhirSide.fhir, tools: options.tools, sink: options.audit }).catch(async (err: unknown) => {
+  const access: AccessControl = await createAccessControl({
+    config,
+    logger,
+    fhir: fhirSide.fhir,
+    tools: options.tools,
+    sink: options.audit,
+  }).catch(async (err: unknown) => {
     await local?.close();
     throw err;
   });
@@ -138,12 +150,16 @@ export async function createGatewayDeps(config: Config, logger: FastifyBaseLogge
   if (local && config.SERVER_TOOLS && config.LOCAL_MODEL_WARM) {
     warm = warmPrefix({ upstream: local.upstream, tools: toolDefinitions, signal: warming.signal }).then(
       (w) => logger.info(w, 'in-process model: FHIR tool prompt prefix cached'),
-      (err: unknown) => warming.signal.aborted || logger.warn({ err: (err as Error).message }, 'in-process model: warming the tool prefix failed'),
+      (err: unknown) =>
+        warming.signal.aborted || logger.warn({ err: (err as Error).message }, 'in-process model: warming the tool prefix failed'),
     );
   }
   const readiness = [
     upstreamReadinessCheck(config, options.model ? 'injected' : remote ? 'remote' : local ? 'local' : 'none'),
-    fhirReadinessCheck(config, options.fhir ? { injected: true } : fhirSide.fhirServer ? { embedded: fhirSide.fhirServer } : { external: true }),
+    fhirReadinessCheck(
+      config,
+      options.fhir ? { injected: true } : fhirSide.fhirServer ? { embedded: fhirSide.fhirServer } : { external: true },
+    ),
   ];
   return {
     ...fhirSide,

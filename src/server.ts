@@ -19,7 +19,10 @@ export async function startServer(env: Record<string, string | undefined>): Prom
   const logger = pino({
     level: config.LOG_LEVEL,
     // Belt and braces: nothing should log these, but if it ever does they are masked.
-    redact: { paths: ['req.headers.authorization', 'headers.authorization', '*.apiKey', '*.API_KEYS', '*.UPSTREAM_API_KEY'], censor: '[redacted]' },
+    redact: {
+      paths: ['req.headers.authorization', 'headers.authorization', '*.apiKey', '*.API_KEYS', '*.UPSTREAM_API_KEY'],
+      censor: '[redacted]',
+    },
   });
   if (!config.authEnabled) logger.warn({ host: config.HOST }, 'API_KEYS is not set: authentication is OFF (allowed on loopback only)');
   const { app, deps, close } = await composeGateway({ config, logger });

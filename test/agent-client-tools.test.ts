@@ -51,7 +51,11 @@ describe('mixed turns: server and client calls in one assistant message', () => 
     expect(choice.finish_reason).toBe('tool_calls');
     expect(choice.message.tool_calls).toEqual([
       { id: `srv-${mode}`, type: 'function', function: { name: 'find_patients', arguments: JSON.stringify(FIND) } },
-      { id: `cli-${mode}`, type: 'function', function: { name: 'notify_clinician', arguments: JSON.stringify({ message: 'Checking Farrah Iwasaki' }) } },
+      {
+        id: `cli-${mode}`,
+        type: 'function',
+        function: { name: 'notify_clinician', arguments: JSON.stringify({ message: 'Checking Farrah Iwasaki' }) },
+      },
     ]);
     const audit = res.fhir_agent;
     expect(audit.stop_reason).toBe('client_tool_calls');
@@ -62,10 +66,22 @@ describe('mixed turns: server and client calls in one assistant message', () => 
     expect(JSON.parse(audit.server_results[0].content)).toMatchObject({ ok: true, content: { results: [{ id: 'S1000002' }] } });
     expect(res.usage).toMatchObject({ prompt_tokens: 120, completion_tokens: 30, completion_tokens_details: { reasoning_tokens: 10 } });
     expect(mode === 'stream' ? stream!.reasoning : choice.message.reasoning_content).toBe('Look her up and notify at once.');
-    return { res, assistant: { role: 'assistant', content: null, reasoning_content: 'Look her up and notify at once.', tool_calls: choice.message.tool_calls } };
+    return {
+      res,
+      assistant: {
+        role: 'assistant',
+        content: null,
+        reasoning_content: 'Look her up and notify at once.',
+        tool_calls: choice.message.tool_calls,
+      },
+    };
   }
 
-  const answerStep = (mode: Mode) => ({ reasoning: 'Both done.', content: `Farrah Iwasaki is S1000002; clinician notified (${mode}).`, usage: wireUsage(300, 20) });
+  const answerStep = (mode: Mode) => ({
+    reasoning: 'Both done.',
+    content: `Farrah Iwasaki is S1000002; clinician notified (${mode}).`,
+    usage: wireUsage(300, 20),
+  });
 
   it.each(MODES)('follow-up without the server result (%s): the gateway fills it in from its cache', async (mode) => {
     const { res: first, assistant } = await mixedTurn(mode);
@@ -80,8 +96,15 @@ describe('mixed turns: server and client calls in one assistant message', () => 
     expect(body.messages[2]).toEqual(clientResult);
     expect(body.messages[3]).toEqual({ role: 'tool', tool_call_id: `srv-${mode}`, content: first.fhir_agent.server_results[0].content });
 
-    expect(res.choices[0]).toMatchObject({ finish_reason: 'stop', message: { content: `Farrah Iwasaki is S1000002; clinician notified (${mode}).` } });
-    expect(res.fhir_agent).toMatchObject({ stop_reason: 'final', filled: [{ tool_call_id: `srv-${mode}`, source: 'cache' }], tool_calls: [] });
+    expect(res.choices[0]).toMatchObject({
+      finish_reason: 'stop',
+      message: { content: `Farrah Iwasaki is S1000002; clinician notified (${mode}).` },
+    });
+    expect(res.fhir_agent).toMatchObject({
+      stop_reason: 'final',
+      filled: [{ tool_call_id: `srv-${mode}`, source: 'cache' }],
+      tool_calls: [],
+    });
   });
 
   it.each(MODES)('follow-up with the server result appended by the client (%s): sent as is, nothing filled', async (mode) => {
@@ -116,7 +139,10 @@ describe('mixed turns: server and client calls in one assistant message', () => 
         { id: 'unseen-cli', type: 'function', function: { name: 'notify_clinician', arguments: '{"message":"hi"}' } },
       ],
     };
-    const res = await generated(gw, { messages: [QUESTION, assistant, { role: 'tool', tool_call_id: 'unseen-cli', content: 'sent' }], tools: [NOTIFY] });
+    const res = await generated(gw, {
+      messages: [QUESTION, assistant, { role: 'tool', tool_call_id: 'unseen-cli', content: 'sent' }],
+      tools: [NOTIFY],
+    });
     const tms = toolMessages(s.bodies()[0]);
     expect(tms.map((t) => t.tool_call_id)).toEqual(['unseen-cli', 'unseen-srv']);
     expect(tms[1]!.result).toMatchObject({ ok: true, content: { results: [{ id: 'S1000002' }] } });
@@ -158,9 +184,16 @@ async function expectPassThrough(gw: RunningGateway, mode: Mode, extra: Record<s
   expect(body).not.toHaveProperty('server_tools');
   expect(body.messages).toEqual([QUESTION]);
   expect(res.choices[0].finish_reason).toBe('tool_calls');
-  expect(res.choices[0].message.tool_calls).toEqual([{ id: `pt-${mode}`, type: 'function', function: { name: 'find_patients', arguments: JSON.stringify(FIND) } }]);
+  expect(res.choices[0].message.tool_calls).toEqual([
+    { id: `pt-${mode}`, type: 'function', function: { name: 'find_patients', arguments: JSON.stringify(FIND) } },
+  ]);
   expect(res.fhir_agent).toBeUndefined();
-  expect(res.usage).toMatchObject({ prompt_tokens: 10, completion_tokens: 5, prompt_tokens_details: { cached_tokens: 2 }, completion_tokens_details: { reasoning_tokens: 1 } });
+  expect(res.usage).toMatchObject({
+    prompt_tokens: 10,
+    completion_tokens: 5,
+    prompt_tokens_details: { cached_tokens: 2 },
+    completion_tokens_details: { reasoning_tokens: 1 },
+  });
   if (stream) {
     expect(stream.events).toEqual([]);
     expect(stream.reasoning).toBe('Call it.');

@@ -24,37 +24,49 @@ describe('step and tool-call limits (AGENT_MAX_STEPS=2, AGENT_MAX_TOOL_CALLS=2)'
   });
   afterAll(() => gw?.close());
 
-  it.each(MODES)('max_steps (%s): finish_reason length, stop_reason max_steps, the last step’s calls neither run nor returned', async (mode) => {
-    const s = script(gw, [
-      { reasoning: 'Find her.', toolCalls: [{ id: `m1-${mode}`, name: 'find_patients', args: FIND }], usage: wireUsage(50, 10, 20, 3) },
-      { reasoning: 'Labs next.', toolCalls: [{ id: `m2-${mode}`, name: 'search_observations', args: A1C }], usage: wireUsage(90, 12, 40, 4) },
-      { content: 'never asked' },
-    ]);
-    const { res, stream } = await ask(gw, mode, { messages: user('Latest HbA1c of Farrah Iwasaki?') });
+  it.each(MODES)(
+    'max_steps (%s): finish_reason length, stop_reason max_steps, the last step’s calls neither run nor returned',
+    async (mode) => {
+      const s = script(gw, [
+        { reasoning: 'Find her.', toolCalls: [{ id: `m1-${mode}`, name: 'find_patients', args: FIND }], usage: wireUsage(50, 10, 20, 3) },
+        {
+          reasoning: 'Labs next.',
+          toolCalls: [{ id: `m2-${mode}`, name: 'search_observations', args: A1C }],
+          usage: wireUsage(90, 12, 40, 4),
+        },
+        { content: 'never asked' },
+      ]);
+      const { res, stream } = await ask(gw, mode, { messages: user('Latest HbA1c of Farrah Iwasaki?') });
 
-    expect(s.requests).toHaveLength(2);
-    const choice = res.choices[0];
-    expect(choice.finish_reason).toBe('length');
-    expect(choice.message.tool_calls ?? []).toEqual([]);
-    expect(res.fhir_agent.stop_reason).toBe('max_steps');
-    expect(res.fhir_agent.steps.map((st: any) => [st.index, st.tool_calls])).toEqual([
-      [0, 1],
-      [1, 0],
-    ]);
-    expect(res.fhir_agent.tool_calls.map((t: any) => t.id)).toEqual([`m1-${mode}`]);
-    expect(res.usage).toMatchObject({ prompt_tokens: 140, completion_tokens: 22, prompt_tokens_details: { cached_tokens: 60 }, completion_tokens_details: { reasoning_tokens: 7 } });
-    // A step limit is not a cut-off mid-thought (only running out of max_tokens turns partial reasoning into the
-    // content): no answer, the reasoning stays reasoning, and finish_reason plus stop_reason say why.
-    const reasoning = 'Find her.\n\nLabs next.';
-    if (stream) {
-      expect(stream.reasoning).toBe(reasoning);
-      expect(stream.content).toBe('');
-      expect(stream.events.filter((e) => e.event === 'tool_call').map((e) => e.id)).toEqual([`m1-${mode}`]);
-    } else {
-      expect(choice.message.content).toBeNull();
-      expect(choice.message.reasoning_content).toBe(reasoning);
-    }
-  });
+      expect(s.requests).toHaveLength(2);
+      const choice = res.choices[0];
+      expect(choice.finish_reason).toBe('length');
+      expect(choice.message.tool_calls ?? []).toEqual([]);
+      expect(res.fhir_agent.stop_reason).toBe('max_steps');
+      expect(res.fhir_agent.steps.map((st: any) => [st.index, st.tool_calls])).toEqual([
+        [0, 1],
+        [1, 0],
+      ]);
+      expect(res.fhir_agent.tool_calls.map((t: any) => t.id)).toEqual([`m1-${mode}`]);
+      expect(res.usage).toMatchObject({
+        prompt_tokens: 140,
+        completion_tokens: 22,
+        prompt_tokens_details: { cached_tokens: 60 },
+        completion_tokens_details: { reasoning_tokens: 7 },
+      });
+      // A step limit is not a cut-off mid-thought (only running out of max_tokens turns partial reasoning into the
+      // content): no answer, the reasoning stays reasoning, and finish_reason plus stop_reason say why.
+      const reasoning = 'Find her.\n\nLabs next.';
+      if (stream) {
+        expect(stream.reasoning).toBe(reasoning);
+        expect(stream.content).toBe('');
+        expect(stream.events.filter((e) => e.event === 'tool_call').map((e) => e.id)).toEqual([`m1-${mode}`]);
+      } else {
+        expect(choice.message.content).toBeNull();
+        expect(choice.message.reasoning_content).toBe(reasoning);
+      }
+    },
+  );
 
   it.each(MODES)('max_tool_calls (%s): a turn over the limit is not executed and ends with length', async (mode) => {
     const s = script(gw, [
@@ -120,7 +132,11 @@ describe('max_tokens is one budget over all steps', () => {
 
   it.each(MODES)('a step cut off by the upstream (finish_reason length) runs none of its possibly truncated calls (%s)', async (mode) => {
     const s = script(gw, [
-      { toolCalls: [{ id: `c1-${mode}`, name: 'find_patients', args: '{"family": "Iwa' }], finishReason: 'length', usage: wireUsage(40, 16) },
+      {
+        toolCalls: [{ id: `c1-${mode}`, name: 'find_patients', args: '{"family": "Iwa' }],
+        finishReason: 'length',
+        usage: wireUsage(40, 16),
+      },
     ]);
     const { res } = await ask(gw, mode, { messages: user('HbA1c?'), max_tokens: 16 });
     expect(s.requests).toHaveLength(1);

@@ -30,7 +30,11 @@ const A1C = { patient: 'S1000002', code: 'http://loinc.org|4548-4' };
 describe.each(MODES)('agent loop (%s)', (mode) => {
   it('one lookup: find_patients, then the answer; audit, usage and reasoning of both steps', async () => {
     const s = script(gw, [
-      { reasoning: 'I should look her up.', toolCalls: [{ id: `fp-${mode}`, name: 'find_patients', args: FIND_FARRAH }], usage: wireUsage(100, 20, 40, 12) },
+      {
+        reasoning: 'I should look her up.',
+        toolCalls: [{ id: `fp-${mode}`, name: 'find_patients', args: FIND_FARRAH }],
+        usage: wireUsage(100, 20, 40, 12),
+      },
       { reasoning: 'One match: S1000002.', content: 'Farrah N Iwasaki has MRN S1000002.', usage: wireUsage(180, 15, 90, 5) },
     ]);
     const { res, stream } = await ask(mode, { messages: user('What is the MRN of Farrah Iwasaki, born 1981-10-21?') });
@@ -53,7 +57,10 @@ describe.each(MODES)('agent loop (%s)', (mode) => {
     ]);
     const [tm] = toolMessages(b1);
     expect(tm!.tool_call_id).toBe(`fp-${mode}`);
-    expect(tm!.result).toMatchObject({ ok: true, content: { returned: 1, results: [{ resourceType: 'Patient', id: 'S1000002', name: 'Farrah N Iwasaki' }] } });
+    expect(tm!.result).toMatchObject({
+      ok: true,
+      content: { returned: 1, results: [{ resourceType: 'Patient', id: 'S1000002', name: 'Farrah N Iwasaki' }] },
+    });
 
     // What the client got.
     const choice = res.choices[0];
@@ -73,18 +80,42 @@ describe.each(MODES)('agent loop (%s)', (mode) => {
     expect(audit).toMatchObject({ stop_reason: 'final', written: [] });
     expect(audit.server_results).toBeUndefined();
     expect(audit.steps).toMatchObject([
-      { index: 0, finish_reason: 'tool_calls', tool_calls: 1, usage: { prompt_tokens: 100, completion_tokens: 20, cached_tokens: 40, reasoning_tokens: 12 } },
-      { index: 1, finish_reason: 'stop', tool_calls: 0, usage: { prompt_tokens: 180, completion_tokens: 15, cached_tokens: 90, reasoning_tokens: 5 } },
+      {
+        index: 0,
+        finish_reason: 'tool_calls',
+        tool_calls: 1,
+        usage: { prompt_tokens: 100, completion_tokens: 20, cached_tokens: 40, reasoning_tokens: 12 },
+      },
+      {
+        index: 1,
+        finish_reason: 'stop',
+        tool_calls: 0,
+        usage: { prompt_tokens: 180, completion_tokens: 15, cached_tokens: 90, reasoning_tokens: 5 },
+      },
     ]);
     expect(audit.tool_calls).toHaveLength(1);
-    expect(audit.tool_calls[0]).toMatchObject({ id: `fp-${mode}`, name: 'find_patients', step: 0, ok: true, arguments: JSON.stringify(FIND_FARRAH) });
-    expect(audit.tool_calls[0].fhir_requests).toEqual([expect.objectContaining({ method: 'GET', status: 200, url: expect.stringContaining('/Patient?') })]);
+    expect(audit.tool_calls[0]).toMatchObject({
+      id: `fp-${mode}`,
+      name: 'find_patients',
+      step: 0,
+      ok: true,
+      arguments: JSON.stringify(FIND_FARRAH),
+    });
+    expect(audit.tool_calls[0].fhir_requests).toEqual([
+      expect.objectContaining({ method: 'GET', status: 200, url: expect.stringContaining('/Patient?') }),
+    ]);
     expect(audit.tool_calls[0].result_bytes).toBe(Buffer.byteLength(b1.messages[2].content));
 
     if (stream) {
       expect(stream.content).toBe('Farrah N Iwasaki has MRN S1000002.');
       expect(stream.events.map((e) => e.event)).toEqual(['tool_call', 'tool_result', 'done']);
-      expect(stream.events[0]).toEqual({ event: 'tool_call', step: 0, id: `fp-${mode}`, name: 'find_patients', arguments: JSON.stringify(FIND_FARRAH) });
+      expect(stream.events[0]).toEqual({
+        event: 'tool_call',
+        step: 0,
+        id: `fp-${mode}`,
+        name: 'find_patients',
+        arguments: JSON.stringify(FIND_FARRAH),
+      });
       expect(stream.events[1]).toMatchObject({ event: 'tool_result', id: `fp-${mode}`, ok: true });
       const { event: _e, ...done } = stream.events[2];
       expect(res.fhir_agent).toEqual(stream.events[2]);
@@ -94,8 +125,16 @@ describe.each(MODES)('agent loop (%s)', (mode) => {
 
   it('lookup, lab search, answer: three steps, the real HbA1c reaches the model', async () => {
     const s = script(gw, [
-      { reasoning: 'Find the patient.', toolCalls: [{ id: `a-${mode}`, name: 'find_patients', args: FIND_FARRAH }], usage: wireUsage(100, 10, 0, 4) },
-      { reasoning: 'Now her HbA1c.', toolCalls: [{ id: `b-${mode}`, name: 'search_observations', args: A1C }], usage: wireUsage(200, 20, 100, 6) },
+      {
+        reasoning: 'Find the patient.',
+        toolCalls: [{ id: `a-${mode}`, name: 'find_patients', args: FIND_FARRAH }],
+        usage: wireUsage(100, 10, 0, 4),
+      },
+      {
+        reasoning: 'Now her HbA1c.',
+        toolCalls: [{ id: `b-${mode}`, name: 'search_observations', args: A1C }],
+        usage: wireUsage(200, 20, 100, 6),
+      },
       { reasoning: 'Latest is 6.4%.', content: 'Her latest HbA1c is 6.4% (2025-02-06).', usage: wireUsage(400, 30, 200, 8) },
     ]);
     const { res, stream } = await ask(mode, { messages: user("What is Farrah Iwasaki's (1981-10-21) latest HbA1c?") });
@@ -151,10 +190,7 @@ describe.each(MODES)('agent loop (%s)', (mode) => {
       { id: `p2-${mode}`, name: 'search_observations', args: A1C },
       { id: `p3-${mode}`, name: 'search_conditions', args: { patient: 'S1000002' } },
     ];
-    const s = script(gw, [
-      { reasoning: 'Three things at once.', toolCalls: calls },
-      { content: 'Summary written.' },
-    ]);
+    const s = script(gw, [{ reasoning: 'Three things at once.', toolCalls: calls }, { content: 'Summary written.' }]);
     const { res, stream } = await ask(mode, { messages: user('Summarise S1000002'), parallel_tool_calls: true });
 
     expect(s.requests).toHaveLength(2);
@@ -198,8 +234,14 @@ describe.each(MODES)('agent loop (%s)', (mode) => {
     expect(s.requests).toHaveLength(3);
     const tms = toolMessages(s.bodies()[1]);
     expect(tms.map((t) => t.tool_call_id)).toEqual([`x1-${mode}`, `x2-${mode}`, `x3-${mode}`]);
-    expect(tms[0]!.result).toMatchObject({ ok: false, error: { code: 'invalid_arguments', message: expect.stringContaining('not valid JSON') } });
-    expect(tms[1]!.result).toMatchObject({ ok: false, error: { code: 'invalid_arguments', details: [expect.objectContaining({ path: 'count' })] } });
+    expect(tms[0]!.result).toMatchObject({
+      ok: false,
+      error: { code: 'invalid_arguments', message: expect.stringContaining('not valid JSON') },
+    });
+    expect(tms[1]!.result).toMatchObject({
+      ok: false,
+      error: { code: 'invalid_arguments', details: [expect.objectContaining({ path: 'count' })] },
+    });
     expect(tms[2]!.result).toMatchObject({ ok: false, error: { code: 'unknown_tool' } });
     const recovered = toolMessages(s.bodies()[2])[3]!;
     expect(recovered).toMatchObject({ tool_call_id: `x4-${mode}`, result: { ok: true, content: { results: [{ id: 'S1000002' }] } } });

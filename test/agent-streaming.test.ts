@@ -52,7 +52,14 @@ function finishToolAfterKeepalives(n: number): typeof fetch {
 
 beforeAll(async () => {
   fake = await startFakeUpstream();
-  const config = loadConfig({ HOST: '127.0.0.1', PORT: '0', API_KEYS: TEST_KEY, MODEL_ID: TEST_MODEL, UPSTREAM_BASE_URL: fake.baseUrl, LOG_LEVEL: 'silent' });
+  const config = loadConfig({
+    HOST: '127.0.0.1',
+    PORT: '0',
+    API_KEYS: TEST_KEY,
+    MODEL_ID: TEST_MODEL,
+    UPSTREAM_BASE_URL: fake.baseUrl,
+    LOG_LEVEL: 'silent',
+  });
   const inner = createOpenAiCompatibleUpstream({ baseUrl: fake.baseUrl, model: 'upstream-model', flavour: 'vllm', maxRetries: 0 });
   const counted: ModelUpstream = {
     flavour: inner.flavour,
@@ -70,10 +77,14 @@ beforeAll(async () => {
     executeTool: async (name, args, ctx) => {
       const run = tool;
       run.started.resolve();
-      const aborted = new Promise<void>((resolve) => (ctx.signal?.aborted ? resolve() : ctx.signal?.addEventListener('abort', () => resolve(), { once: true })));
+      const aborted = new Promise<void>((resolve) =>
+        ctx.signal?.aborted ? resolve() : ctx.signal?.addEventListener('abort', () => resolve(), { once: true }),
+      );
       await Promise.race([run.finish.promise, aborted]);
       run.ended.resolve();
-      return ctx.signal?.aborted ? { ok: false, error: { code: 'aborted', message: 'aborted' } } : { ok: true, content: { name, args: JSON.parse(args || '{}') } };
+      return ctx.signal?.aborted
+        ? { ok: false, error: { code: 'aborted', message: 'aborted' } }
+        : { ok: true, content: { name, args: JSON.parse(args || '{}') } };
     },
   });
   const app = await buildApp({ config, upstream, logger: pino({ level: 'silent' }) });
@@ -107,7 +118,12 @@ describe('streamed loop wire format', () => {
     const res = await finishToolAfterKeepalives(3)(`${gw.baseUrl}/v1/chat/completions`, {
       method: 'POST',
       headers: { authorization: `Bearer ${TEST_KEY}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ model: TEST_MODEL, stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'go' }] }),
+      body: JSON.stringify({
+        model: TEST_MODEL,
+        stream: true,
+        stream_options: { include_usage: true },
+        messages: [{ role: 'user', content: 'go' }],
+      }),
     });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toContain('text/event-stream');
@@ -124,7 +140,9 @@ describe('streamed loop wire format', () => {
     }
     expect(ext.map((c) => c.fhir_agent.event)).toEqual(['tool_call', 'tool_result', 'done']);
     // Keep-alives sit between the tool_call and the tool_result events.
-    const order = events.map((e) => (e === ': keep-alive' ? 'k' : e.includes('"event":"tool_call"') ? 'c' : e.includes('"event":"tool_result"') ? 'r' : '')).join('');
+    const order = events
+      .map((e) => (e === ': keep-alive' ? 'k' : e.includes('"event":"tool_call"') ? 'c' : e.includes('"event":"tool_result"') ? 'r' : ''))
+      .join('');
     expect(order).toMatch(/^ck{3,}r$/);
     const finish = chunks.filter((c) => c.choices[0]?.finish_reason);
     expect(finish).toHaveLength(1);
@@ -138,9 +156,16 @@ describe('streamed loop wire format', () => {
     const client = new OpenAI({ baseURL: `${gw.baseUrl}/v1`, apiKey: TEST_KEY, maxRetries: 0, fetch: finishToolAfterKeepalives(3) });
     const out = await streamed({ ...gw, client }, { messages: [{ role: 'user', content: 'go' }], stream_options: { include_usage: true } });
     expect(s.requests).toHaveLength(2);
-    expect(out.final.choices[0]).toMatchObject({ finish_reason: 'stop', message: { role: 'assistant', content: 'Answer after a slow tool.' } });
+    expect(out.final.choices[0]).toMatchObject({
+      finish_reason: 'stop',
+      message: { role: 'assistant', content: 'Answer after a slow tool.' },
+    });
     expect(out.reasoning).toBe('Slow tool first.\n\nGot it.');
-    expect(out.final.fhir_agent).toMatchObject({ event: 'done', stop_reason: 'final', tool_calls: [{ id: 'slow-1', name: 'slow_lookup', ok: true }] });
+    expect(out.final.fhir_agent).toMatchObject({
+      event: 'done',
+      stop_reason: 'final',
+      tool_calls: [{ id: 'slow-1', name: 'slow_lookup', ok: true }],
+    });
     expect(out.final.usage).toMatchObject({ prompt_tokens: 20, completion_tokens: 10, total_tokens: 30 });
   });
 

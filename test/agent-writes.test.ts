@@ -29,7 +29,10 @@ async function writtenBy(gw: RunningGateway, type: string, callId: string): Prom
 }
 
 async function heartRates(gw: RunningGateway): Promise<number> {
-  const bundle = await fhirSearch(gw, `Observation?patient=Patient/S1000002&code=${encodeURIComponent('http://loinc.org|8867-4')}&_count=200`);
+  const bundle = await fhirSearch(
+    gw,
+    `Observation?patient=Patient/S1000002&code=${encodeURIComponent('http://loinc.org|8867-4')}&_count=200`,
+  );
   return bundle.total ?? (bundle.entry ?? []).length;
 }
 
@@ -53,10 +56,15 @@ describe('writes disabled (default)', () => {
     const [tm] = toolMessages(s.bodies()[1]);
     expect(tm).toMatchObject({ tool_call_id: `off-${mode}`, result: { ok: false, error: { code: 'writes_disabled' } } });
 
-    expect(res.choices[0]).toMatchObject({ finish_reason: 'stop', message: { content: 'I cannot write to the record; please enter HR 72/min manually.' } });
+    expect(res.choices[0]).toMatchObject({
+      finish_reason: 'stop',
+      message: { content: 'I cannot write to the record; please enter HR 72/min manually.' },
+    });
     expect(res.choices[0].message.tool_calls ?? []).toEqual([]);
     expect(res.fhir_agent.written).toEqual([]);
-    expect(res.fhir_agent.tool_calls).toMatchObject([{ id: `off-${mode}`, name: 'record_observation', ok: false, error: { code: 'writes_disabled' }, fhir_requests: [] }]);
+    expect(res.fhir_agent.tool_calls).toMatchObject([
+      { id: `off-${mode}`, name: 'record_observation', ok: false, error: { code: 'writes_disabled' }, fhir_requests: [] },
+    ]);
     expect(await writtenBy(gw, 'Observation', `off-${mode}`)).toEqual([]);
     expect(await heartRates(gw)).toBe(before);
   });
@@ -140,7 +148,10 @@ describe('writes enabled (FHIR_WRITE_TOOLS=true)', () => {
   it('the same call id with other arguments is another write', async () => {
     const before = await heartRates(gw);
     for (const value of [80, 81]) {
-      script(gw, [{ toolCalls: [{ id: 'same-id', name: 'record_observation', args: { ...HEART_RATE, value_quantity: { value, unit: '/min' } } }] }, { content: 'Recorded.' }]);
+      script(gw, [
+        { toolCalls: [{ id: 'same-id', name: 'record_observation', args: { ...HEART_RATE, value_quantity: { value, unit: '/min' } } }] },
+        { content: 'Recorded.' },
+      ]);
       await generated(gw, { messages: [QUESTION] });
     }
     expect(await heartRates(gw)).toBe(before + 2);
@@ -148,7 +159,11 @@ describe('writes enabled (FHIR_WRITE_TOOLS=true)', () => {
 
   it('a write call in a mixed turn runs once; the follow-up fills its result without writing again', async () => {
     const before = await fhirSearch(gw, 'ServiceRequest?subject=Patient/S1000002');
-    const order = { patient: 'S1000002', code: { system: 'http://loinc.org', code: '4548-4', display: 'Hemoglobin A1c' }, priority: 'stat' };
+    const order = {
+      patient: 'S1000002',
+      code: { system: 'http://loinc.org', code: '4548-4', display: 'Hemoglobin A1c' },
+      priority: 'stat',
+    };
     const notify = { type: 'function' as const, function: { name: 'notify_clinician', parameters: { type: 'object', properties: {} } } };
     script(gw, [
       {

@@ -22,7 +22,12 @@ const made = {
 };
 const key = Object.fromEntries(Object.entries(made).map(([name, m]) => [name, m.key])) as Record<keyof typeof made, string>;
 const keyFile = join(dir, 'keys.yaml');
-writeFileSync(keyFile, `# test keys\nkeys:\n${Object.values(made).map((m) => m.entry).join('\n')}\n`);
+writeFileSync(
+  keyFile,
+  `# test keys\nkeys:\n${Object.values(made)
+    .map((m) => m.entry)
+    .join('\n')}\n`,
+);
 
 const OTHER_OBS = 'obs-S1000001-0001';
 const OWN_OBS = 'obs-S1000002-0001';
@@ -35,9 +40,13 @@ const HEART_RATE = {
 
 let gw: RunningGateway;
 const fhir = (k: string, path: string, init: RequestInit = {}) =>
-  fetch(`${gw.baseUrl}/fhir${path}`, { ...init, headers: { authorization: `Bearer ${k}`, 'content-type': 'application/fhir+json', ...(init.headers ?? {}) } });
+  fetch(`${gw.baseUrl}/fhir${path}`, {
+    ...init,
+    headers: { authorization: `Bearer ${k}`, 'content-type': 'application/fhir+json', ...(init.headers ?? {}) },
+  });
 const clientFor = (k: string) => new OpenAI({ baseURL: `${gw.baseUrl}/v1`, apiKey: k, maxRetries: 0, timeout: 20_000 });
-const chat = (k: string) => clientFor(k).chat.completions.create({ model: gw.model, messages: [{ role: 'user', content: 'go' }] }) as Promise<any>;
+const chat = (k: string) =>
+  clientFor(k).chat.completions.create({ model: gw.model, messages: [{ role: 'user', content: 'go' }] }) as Promise<any>;
 
 async function expectForbidden(res: Response, says?: RegExp): Promise<void> {
   expect(res.status).toBe(403);
@@ -57,15 +66,22 @@ describe('/fhir: writes need a write scope', () => {
   it('a read-only key cannot create, update, patch or delete anything, alone or in a bundle', async () => {
     const existing = await (await fhir(key.reader, '/Patient/S1000002')).json();
     await expectForbidden(await fhir(key.reader, '/Patient', { method: 'POST', body: patient }), /create on Patient/);
-    await expectForbidden(await fhir(key.reader, '/Patient/S1000002', { method: 'PUT', body: JSON.stringify({ ...existing, gender: 'other' }) }), /update on Patient/);
-    await expectForbidden(await fhir(key.reader, '/Patient/S1000002', { method: 'DELETE' }), /delete on Patient/);
     await expectForbidden(
-      await fhir(key.reader, '/Patient/S1000002', { method: 'PATCH', body: '[]' }),
+      await fhir(key.reader, '/Patient/S1000002', { method: 'PUT', body: JSON.stringify({ ...existing, gender: 'other' }) }),
       /update on Patient/,
     );
+    await expectForbidden(await fhir(key.reader, '/Patient/S1000002', { method: 'DELETE' }), /delete on Patient/);
+    await expectForbidden(await fhir(key.reader, '/Patient/S1000002', { method: 'PATCH', body: '[]' }), /update on Patient/);
     await expectForbidden(await fhir(key.reader, '/Observation?patient=S1000002', { method: 'DELETE' }), /delete on Observation/);
-    const tx = { resourceType: 'Bundle', type: 'transaction', entry: [{ resource: JSON.parse(patient), request: { method: 'POST', url: 'Patient' } }] };
-    await expectForbidden(await fhir(key.reader, '', { method: 'POST', body: JSON.stringify(tx) }), /Bundle\.entry\[0\]: .*create on Patient/);
+    const tx = {
+      resourceType: 'Bundle',
+      type: 'transaction',
+      entry: [{ resource: JSON.parse(patient), request: { method: 'POST', url: 'Patient' } }],
+    };
+    await expectForbidden(
+      await fhir(key.reader, '', { method: 'POST', body: JSON.stringify(tx) }),
+      /Bundle\.entry\[0\]: .*create on Patient/,
+    );
     // Nothing changed, and reads still work.
     expect(await (await fhir(key.reader, '/Patient/S1000002')).json()).toEqual(existing);
     expect((await (await fhir(key.reader, '/Patient?family=Scopetest')).json()).total).toBe(0);
@@ -80,7 +96,10 @@ describe('/fhir: writes need a write scope', () => {
 
   it('AuditEvents are append-only, whatever the scopes', async () => {
     await expectForbidden(await fhir(key.writer, '/AuditEvent/any', { method: 'DELETE' }), /append-only/);
-    await expectForbidden(await fhir(key.writer, '/AuditEvent', { method: 'POST', body: JSON.stringify({ resourceType: 'AuditEvent' }) }), /create on AuditEvent/);
+    await expectForbidden(
+      await fhir(key.writer, '/AuditEvent', { method: 'POST', body: JSON.stringify({ resourceType: 'AuditEvent' }) }),
+      /create on AuditEvent/,
+    );
   });
 
   it('the capability statement is open to every key', async () => {
@@ -114,7 +133,11 @@ describe('/fhir: a patient-scoped key sees only its patients', () => {
     await expectForbidden(await fhir(key.ward, '/Observation?patient:missing=true'));
     await expectForbidden(await fhir(key.ward, '/Patient?family=Jorgensen'), /_id=<id>/);
     await expectForbidden(
-      await fhir(key.ward, '/Observation/_search', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'patient=S1000001' }),
+      await fhir(key.ward, '/Observation/_search', {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: 'patient=S1000001',
+      }),
       /Patient\/S1000001/,
     );
     await expectForbidden(await fhir(key.ward, '?_type=Observation'), /search-system is not open to patient\/ scopes/);
@@ -136,7 +159,10 @@ describe('tools: the same scopes', () => {
     const res = await chat(key.reader);
     expect(toolNames(s.bodies()[0])).toContain('search_observations');
     expect(toolNames(s.bodies()[0])).not.toContain('record_observation');
-    expect(toolMessages(s.bodies()[1])[0].result).toMatchObject({ ok: false, error: { code: 'forbidden', message: expect.stringMatching(/create on Observation/) } });
+    expect(toolMessages(s.bodies()[1])[0].result).toMatchObject({
+      ok: false,
+      error: { code: 'forbidden', message: expect.stringMatching(/create on Observation/) },
+    });
     // The loop went on: the model's next step is the answer.
     expect(res.choices[0].message.content).toBe('Could not record it.');
     expect(res.fhir_agent.written).toEqual([]);
@@ -144,7 +170,10 @@ describe('tools: the same scopes', () => {
   });
 
   it('a key with write scope and tools:write is offered the write tools and writes', async () => {
-    const s = script(gw, [{ toolCalls: [{ id: 'scoped-write-2', name: 'record_observation', args: HEART_RATE }] }, { content: 'Recorded.' }]);
+    const s = script(gw, [
+      { toolCalls: [{ id: 'scoped-write-2', name: 'record_observation', args: HEART_RATE }] },
+      { content: 'Recorded.' },
+    ]);
     const res = await chat(key.writer);
     expect(toolNames(s.bodies()[0])).toContain('record_observation');
     expect(res.fhir_agent.written).toMatchObject([{ resourceType: 'Observation', created: true }]);
@@ -166,7 +195,8 @@ describe('tools: the same scopes', () => {
     ]);
     await chat(key.ward);
     const results = Object.fromEntries(toolMessages(s.bodies()[1]).map((m) => [m.tool_call_id, m.result]));
-    for (const id of ['w-1', 'w-2', 'w-3', 'w-4']) expect(results[id], id).toMatchObject({ ok: false, error: { code: 'forbidden', status: 403 } });
+    for (const id of ['w-1', 'w-2', 'w-3', 'w-4'])
+      expect(results[id], id).toMatchObject({ ok: false, error: { code: 'forbidden', status: 403 } });
     expect(JSON.stringify(results['w-2'])).not.toContain('S1000001');
     expect(results['w-5']).toMatchObject({ ok: true });
     expect(results['w-6']).toMatchObject({ ok: true });
@@ -177,7 +207,11 @@ describe('tools: the same scopes', () => {
     const clientTool = { type: 'function', function: { name: 'ask_user', parameters: { type: 'object', properties: {} } } };
     const call = { id: 'shared-id', name: 'read_resource', args: { resourceType: 'Patient', id: 'S1000001' } };
     script(gw, [{ toolCalls: [call, { id: 'c-1', name: 'ask_user', args: {} }] }]);
-    await clientFor(key.writer).chat.completions.create({ model: gw.model, messages: [{ role: 'user', content: 'go' }], tools: [clientTool] } as never);
+    await clientFor(key.writer).chat.completions.create({
+      model: gw.model,
+      messages: [{ role: 'user', content: 'go' }],
+      tools: [clientTool],
+    } as never);
     const s = script(gw, [{ content: 'ok' }]);
     await clientFor(key.ward).chat.completions.create({
       model: gw.model,
@@ -195,7 +229,10 @@ describe('tools: the same scopes', () => {
         { role: 'tool', tool_call_id: 'c-1', content: 'yes' },
       ],
     } as never);
-    expect(toolMessages(s.bodies()[0]).find((m) => m.tool_call_id === call.id)?.result).toMatchObject({ ok: false, error: { code: 'forbidden' } });
+    expect(toolMessages(s.bodies()[0]).find((m) => m.tool_call_id === call.id)?.result).toMatchObject({
+      ok: false,
+      error: { code: 'forbidden' },
+    });
   });
 });
 
@@ -217,11 +254,17 @@ describe('plain API_KEYS', () => {
   });
   afterAll(() => plain?.close());
   const call = (path: string, init: RequestInit = {}) =>
-    fetch(`${plain.baseUrl}/fhir${path}`, { ...init, headers: { authorization: `Bearer ${plain.apiKey}`, 'content-type': 'application/fhir+json' } });
+    fetch(`${plain.baseUrl}/fhir${path}`, {
+      ...init,
+      headers: { authorization: `Bearer ${plain.apiKey}`, 'content-type': 'application/fhir+json' },
+    });
 
   it('read and chat, but write nothing through /fhir without FHIR_WRITE_TOOLS=true (issue 12)', async () => {
     expect((await call('/Patient/S1000002')).status).toBe(200);
-    await expectForbidden(await call('/Patient', { method: 'POST', body: JSON.stringify({ resourceType: 'Patient' }) }), /API_KEYS#1.*create on Patient/);
+    await expectForbidden(
+      await call('/Patient', { method: 'POST', body: JSON.stringify({ resourceType: 'Patient' }) }),
+      /API_KEYS#1.*create on Patient/,
+    );
     await expectForbidden(await call('/Patient/S1000002', { method: 'DELETE' }), /delete on Patient/);
     expect((await call('/Patient/S1000002')).status).toBe(200);
   });
@@ -237,16 +280,27 @@ describe('the key file', () => {
 
   it.each([
     ['keys:\n  - id: a\n    sha256: abc\n    scopes: system/*.rs\n', /keys\.0\.sha256: must be the 64 hex digits/],
-    [`keys:\n  - id: a\n    sha256: ${'a'.repeat(64)}\n    scopes: system/*.sr\n`, /"system\/\*\.sr": the interactions must be letters of "cruds" in that order/],
-    [`keys:\n  - id: a\n    sha256: ${'a'.repeat(64)}\n    scopes: patient/*.rs\n`, /keys\.0\.patients: patient\/ scopes need a patients list/],
-    [`keys:\n  - id: a\n    sha256: ${'a'.repeat(64)}\n    scopes: chat\n  - id: a\n    sha256: ${'b'.repeat(64)}\n    scopes: chat\n`, /duplicate id a/],
+    [
+      `keys:\n  - id: a\n    sha256: ${'a'.repeat(64)}\n    scopes: system/*.sr\n`,
+      /"system\/\*\.sr": the interactions must be letters of "cruds" in that order/,
+    ],
+    [
+      `keys:\n  - id: a\n    sha256: ${'a'.repeat(64)}\n    scopes: patient/*.rs\n`,
+      /keys\.0\.patients: patient\/ scopes need a patients list/,
+    ],
+    [
+      `keys:\n  - id: a\n    sha256: ${'a'.repeat(64)}\n    scopes: chat\n  - id: a\n    sha256: ${'b'.repeat(64)}\n    scopes: chat\n`,
+      /duplicate id a/,
+    ],
     [`keys:\n  - id: a\n    sha256: ${'a'.repeat(64)}\n    scope: chat\n`, /keys\.0/],
     ['keys: [', /not YAML or JSON/],
   ])('a bad file stops boot with one line naming API_KEYS_FILE (%#)', (text, says) => {
     const path = join(dir, `bad-${Math.random().toString(36).slice(2)}.yaml`);
     writeFileSync(path, text);
     expect(() => loadConfig({ API_KEYS_FILE: path })).toThrow(ConfigError);
-    expect(() => loadConfig({ API_KEYS_FILE: path })).toThrow(new RegExp(`^invalid API_KEYS_FILE="${path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}": .*${says.source}`));
+    expect(() => loadConfig({ API_KEYS_FILE: path })).toThrow(
+      new RegExp(`^invalid API_KEYS_FILE="${path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}": .*${says.source}`),
+    );
   });
 
   it('a missing file, or a key both in the file and in API_KEYS, stops boot too', () => {
@@ -267,13 +321,26 @@ describe('the key file', () => {
   it('the server exits 78 with one line naming API_KEYS_FILE', () => {
     const path = join(dir, 'bad-boot.yaml');
     writeFileSync(path, 'keys:\n  - id: x\n');
-    const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/server.ts'], { env: { ...process.env, API_KEYS_FILE: path, HOST: '127.0.0.1' }, encoding: 'utf8', timeout: 20_000 });
+    const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+      env: { ...process.env, API_KEYS_FILE: path, HOST: '127.0.0.1' },
+      encoding: 'utf8',
+      timeout: 20_000,
+    });
     expect(r.status).toBe(78);
-    expect(r.stderr.trim().split('\n').filter((l) => l.startsWith('configuration error'))).toEqual([expect.stringMatching(/^configuration error: invalid API_KEYS_FILE=".*bad-boot\.yaml": keys\.0\./)]);
+    expect(
+      r.stderr
+        .trim()
+        .split('\n')
+        .filter((l) => l.startsWith('configuration error')),
+    ).toEqual([expect.stringMatching(/^configuration error: invalid API_KEYS_FILE=".*bad-boot\.yaml": keys\.0\./)]);
   });
 
   it('npm run key makes an entry that loads, and refuses bad scopes', () => {
-    const ok = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/create-api-key.ts', '--id', 'alice', '--scopes', 'system/*.rs chat'], { encoding: 'utf8', timeout: 20_000 });
+    const ok = spawnSync(
+      process.execPath,
+      ['--import', 'tsx', 'scripts/create-api-key.ts', '--id', 'alice', '--scopes', 'system/*.rs chat'],
+      { encoding: 'utf8', timeout: 20_000 },
+    );
     expect(ok.status).toBe(0);
     const printedKey = /^\s+(fag_\S+)$/m.exec(ok.stdout)![1];
     const entry = ok.stdout.slice(ok.stdout.indexOf('  - id:'));
@@ -282,7 +349,10 @@ describe('the key file', () => {
     const c = loadConfig({ API_KEYS_FILE: path });
     expect(c.apiKeys.map((k) => k.access.id)).toEqual(['alice']);
     expect(entry).not.toContain(printedKey);
-    const bad = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/create-api-key.ts', '--id', 'bob', '--scopes', 'user/*.rs'], { encoding: 'utf8', timeout: 20_000 });
+    const bad = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/create-api-key.ts', '--id', 'bob', '--scopes', 'user/*.rs'], {
+      encoding: 'utf8',
+      timeout: 20_000,
+    });
     expect(bad.status).toBe(2);
     expect(bad.stderr).toMatch(/^error: scopes: "user\/\*\.rs": user\/ scopes need a signed-in user/);
   });

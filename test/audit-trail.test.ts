@@ -25,7 +25,12 @@ const made = {
   auditor: createApiKey({ id: 'auditor', scopes: 'system/AuditEvent.rs system/Patient.rs' }),
 };
 const keyFile = join(dir, 'keys.yaml');
-writeFileSync(keyFile, `keys:\n${Object.values(made).map((m) => m.entry).join('\n')}\n`);
+writeFileSync(
+  keyFile,
+  `keys:\n${Object.values(made)
+    .map((m) => m.entry)
+    .join('\n')}\n`,
+);
 const key = { ward: made.ward.key, writer: made.writer.key, auditor: made.auditor.key };
 
 const subtypeOf = (e: AuditEvent) => e.subtype?.[0]?.code;
@@ -42,7 +47,9 @@ describe('AUDIT_SINK=fhir on the embedded server', () => {
   };
 
   beforeAll(async () => {
-    gw = await startGateway({ env: { API_KEYS_FILE: keyFile, FHIR_SEED: 'true', SERVER_TOOLS: 'true', FHIR_WRITE_TOOLS: 'true', AUDIT_SINK: 'fhir' } });
+    gw = await startGateway({
+      env: { API_KEYS_FILE: keyFile, FHIR_SEED: 'true', SERVER_TOOLS: 'true', FHIR_WRITE_TOOLS: 'true', AUDIT_SINK: 'fhir' },
+    });
   });
   afterAll(() => gw?.close());
 
@@ -53,7 +60,14 @@ describe('AUDIT_SINK=fhir on the embedded server', () => {
     expect((await fhir(key.auditor, '/Patient?family=Iwasaki')).status).toBe(200);
     const obs = { resourceType: 'Observation', status: 'final', code: { text: 'audit probe' }, subject: { reference: 'Patient/S1000002' } };
     const created = await (await fhir(key.writer, '/Observation', { method: 'POST', body: JSON.stringify(obs) })).json();
-    expect((await fhir(key.writer, `/Observation/${created.id}`, { method: 'PUT', body: JSON.stringify({ ...obs, id: created.id, status: 'amended' }) })).status).toBe(200);
+    expect(
+      (
+        await fhir(key.writer, `/Observation/${created.id}`, {
+          method: 'PUT',
+          body: JSON.stringify({ ...obs, id: created.id, status: 'amended' }),
+        })
+      ).status,
+    ).toBe(200);
     expect((await fhir(key.writer, `/Observation/${created.id}`, { method: 'DELETE' })).status).toBe(200);
 
     const events = await auditFor('entity=Patient/S1000002');
@@ -64,18 +78,37 @@ describe('AUDIT_SINK=fhir on the embedded server', () => {
       subtype: [{ system: 'http://hl7.org/fhir/restful-interaction', code: 'read' }],
       action: 'R',
       outcome: '0',
-      agent: [{ who: { identifier: { system: 'urn:fhir-agent-gateway:api-key-id', value: 'ward' } }, requestor: true, network: { address: '127.0.0.1', type: '2' } }],
+      agent: [
+        {
+          who: { identifier: { system: 'urn:fhir-agent-gateway:api-key-id', value: 'ward' } },
+          requestor: true,
+          network: { address: '127.0.0.1', type: '2' },
+        },
+      ],
       source: { site: 'fhir-agent-gateway', observer: { display: 'fhir-agent-gateway' } },
       entity: [{ what: { reference: 'Patient/S1000002' }, role: { code: '1', display: 'Patient' } }],
     });
     expect(Date.parse(read!.recorded)).not.toBeNaN();
     const search = events.find((e) => subtypeOf(e) === 'search-type' && e.agent[0].altId === 'ward')!;
-    expect(search).toMatchObject({ action: 'E', outcome: '0', entity: expect.arrayContaining([expect.objectContaining({ type: { system: 'http://hl7.org/fhir/resource-types', code: 'Observation' }, role: expect.objectContaining({ code: '24' }) })]) });
+    expect(search).toMatchObject({
+      action: 'E',
+      outcome: '0',
+      entity: expect.arrayContaining([
+        expect.objectContaining({
+          type: { system: 'http://hl7.org/fhir/resource-types', code: 'Observation' },
+          role: expect.objectContaining({ code: '24' }),
+        }),
+      ]),
+    });
     expect(refsOf(search).some((r) => r!.startsWith('Observation/'))).toBe(true);
     // A name search records the type and who was found, not the name.
     const byName = events.find((e) => subtypeOf(e) === 'search-type' && e.agent[0].altId === 'auditor')!;
     expect(refsOf(byName)).toContain('Patient/S1000002');
-    for (const [subtype, action] of [['create', 'C'], ['update', 'U'], ['delete', 'D']]) {
+    for (const [subtype, action] of [
+      ['create', 'C'],
+      ['update', 'U'],
+      ['delete', 'D'],
+    ]) {
       const w = events.find((e) => subtypeOf(e) === subtype && refsOf(e).includes(`Observation/${created.id}`));
       expect(w, subtype).toMatchObject({ action, outcome: '0', agent: [{ altId: 'writer' }] });
     }
@@ -100,7 +133,10 @@ describe('AUDIT_SINK=fhir on the embedded server', () => {
       { content: 'Hemoglobin reply with private words' },
     ]);
     const client = new OpenAI({ baseURL: `${gw.baseUrl}/v1`, apiKey: key.ward, maxRetries: 0 });
-    await client.chat.completions.create({ model: gw.model, messages: [{ role: 'user', content: 'What is the secret hemoglobin of Iwasaki?' }] });
+    await client.chat.completions.create({
+      model: gw.model,
+      messages: [{ role: 'user', content: 'What is the secret hemoglobin of Iwasaki?' }],
+    });
 
     const tool = (name: string) => (e: AuditEvent) => e.agent[1]?.who?.display === `fhir-agent-gateway tool ${name}`;
     const searched = (await auditFor('entity=Patient/S1000002')).find(tool('search_observations'));
@@ -127,14 +163,21 @@ describe('when the audit is on', () => {
     writeFileSync(blocker, '');
     const config = loadConfig({ API_KEYS: 'k1', AUDIT_FILE: join(blocker, 'audit.ndjson'), LOG_LEVEL: 'silent', FHIR_SEED: 'false' });
     await expect(composeGateway({ config, logger: pino({ level: 'silent' }) })).rejects.toThrow(
-      expect.objectContaining({ name: 'ConfigError', message: expect.stringMatching(/^invalid AUDIT_FILE=".*not-a-dir\/audit\.ndjson": cannot open it for appending \(E[A-Z]+\)$/) }),
+      expect.objectContaining({
+        name: 'ConfigError',
+        message: expect.stringMatching(/^invalid AUDIT_FILE=".*not-a-dir\/audit\.ndjson": cannot open it for appending \(E[A-Z]+\)$/),
+      }),
     );
   });
 
   it('the keyless sandbox records nothing, even with a sink', async () => {
     const written: AuditEvent[] = [];
     const sink: AuditSink = { write: async (e) => void written.push(e), close: async () => {} };
-    const gateway = await composeGateway({ config: loadConfig({ LOG_LEVEL: 'silent', FHIR_SEED: 'true' }), logger: pino({ level: 'silent' }), audit: sink });
+    const gateway = await composeGateway({
+      config: loadConfig({ LOG_LEVEL: 'silent', FHIR_SEED: 'true' }),
+      logger: pino({ level: 'silent' }),
+      audit: sink,
+    });
     expect((await gateway.app.inject({ url: '/fhir/Patient/S1000002' })).statusCode).toBe(200);
     await gateway.close();
     expect(written).toEqual([]);
@@ -144,20 +187,32 @@ describe('when the audit is on', () => {
     const lines: string[] = [];
     const sink: AuditSink = { write: async () => Promise.reject(new Error('disk full')), close: async () => {} };
     const config = loadConfig({ API_KEYS: 'k1', LOG_LEVEL: 'error', FHIR_SEED: 'true' });
-    const gateway = await composeGateway({ config, logger: pino({ level: 'error' }, { write: (l: string) => void lines.push(l) }), audit: sink });
+    const gateway = await composeGateway({
+      config,
+      logger: pino({ level: 'error' }, { write: (l: string) => void lines.push(l) }),
+      audit: sink,
+    });
     expect((await gateway.app.inject({ url: '/fhir/Patient/S1000002', headers: { authorization: 'Bearer k1' } })).statusCode).toBe(200);
     await gateway.close();
-    expect(lines.map((l) => JSON.parse(l))).toContainEqual(expect.objectContaining({ msg: 'audit record not written', err: 'disk full', subtype: 'read', keyId: 'API_KEYS#1' }));
+    expect(lines.map((l) => JSON.parse(l))).toContainEqual(
+      expect.objectContaining({ msg: 'audit record not written', err: 'disk full', subtype: 'read', keyId: 'API_KEYS#1' }),
+    );
   });
 });
 
 describe('AUDIT_SINK=file', () => {
-  const event = (n: number) => buildAuditEvent({ subtype: 'read', keyId: `k${n}`, status: 200, references: [`Observation/o${n}`], patients: ['S1000002'] }, new Date(0));
+  const event = (n: number) =>
+    buildAuditEvent(
+      { subtype: 'read', keyId: `k${n}`, status: 200, references: [`Observation/o${n}`], patients: ['S1000002'] },
+      new Date(0),
+    );
 
   it('appends one JSON line per record, each on disk before its write resolves', async () => {
     const path = join(dir, 'group', 'audit.ndjson');
     const sink = await createFileAuditSink({ path, maxBytes: 1 << 30 });
-    await Promise.all(Array.from({ length: 200 }, (_, n) => sink.write(event(n)).then(() => expect(readFileSync(path, 'utf8')).toContain(`"k${n}"`))));
+    await Promise.all(
+      Array.from({ length: 200 }, (_, n) => sink.write(event(n)).then(() => expect(readFileSync(path, 'utf8')).toContain(`"k${n}"`))),
+    );
     await sink.write(event(200));
     await sink.close();
     const lines = readFileSync(path, 'utf8').trimEnd().split('\n');
@@ -171,8 +226,14 @@ describe('AUDIT_SINK=file', () => {
     for (let n = 0; n < 30; n++) await sink.write(event(n));
     await sink.close();
     const files = readdirSync(join(dir, 'rotate')).sort();
-    expect(files).toEqual(expect.arrayContaining(['audit.ndjson', 'audit.ndjson.2025-01-02T03-04-05-678Z', 'audit.ndjson.2025-01-02T03-04-05-678Z-1']));
-    const lines = files.flatMap((f) => readFileSync(join(dir, 'rotate', f), 'utf8').trimEnd().split('\n'));
+    expect(files).toEqual(
+      expect.arrayContaining(['audit.ndjson', 'audit.ndjson.2025-01-02T03-04-05-678Z', 'audit.ndjson.2025-01-02T03-04-05-678Z-1']),
+    );
+    const lines = files.flatMap((f) =>
+      readFileSync(join(dir, 'rotate', f), 'utf8')
+        .trimEnd()
+        .split('\n'),
+    );
     expect(lines).toHaveLength(30);
     for (const f of files) expect(readFileSync(join(dir, 'rotate', f)).length).toBeLessThanOrEqual(4096);
   });
@@ -181,10 +242,22 @@ describe('AUDIT_SINK=file', () => {
     const path = join(dir, 'find', 'audit.ndjson');
     const sink = await createFileAuditSink({ path, maxBytes: 1 << 20 });
     await sink.write(event(1));
-    await sink.write(buildAuditEvent({ subtype: 'read', keyId: 'other', status: 200, references: ['Patient/S10000021'], patients: ['S10000021'] }, new Date(0)));
+    await sink.write(
+      buildAuditEvent(
+        { subtype: 'read', keyId: 'other', status: 200, references: ['Patient/S10000021'], patients: ['S10000021'] },
+        new Date(0),
+      ),
+    );
     await sink.close();
-    const jq = execFileSync('sh', ['-c', `jq -c 'select(any(.entity[]?; .what.reference == "Patient/S1000002"))' ${path}*`], { encoding: 'utf8' });
-    expect(jq.trim().split('\n').map((l) => JSON.parse(l).agent[0].altId)).toEqual(['k1']);
+    const jq = execFileSync('sh', ['-c', `jq -c 'select(any(.entity[]?; .what.reference == "Patient/S1000002"))' ${path}*`], {
+      encoding: 'utf8',
+    });
+    expect(
+      jq
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l).agent[0].altId),
+    ).toEqual(['k1']);
     const grep = execFileSync('sh', ['-c', `grep -h '"reference":"Patient/S1000002"' ${path}*`], { encoding: 'utf8' });
     expect(grep.trim().split('\n')).toHaveLength(1);
   });
@@ -192,7 +265,16 @@ describe('AUDIT_SINK=file', () => {
   it('kill -9 loses at most the records of requests still in flight', async () => {
     const path = join(dir, 'killed', 'audit.ndjson');
     const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
-      env: { ...process.env, HOST: '127.0.0.1', PORT: '0', API_KEYS_FILE: keyFile, AUDIT_FILE: path, FHIR_SEED: 'false', LOG_LEVEL: 'info', RATE_LIMIT_PER_MINUTE: '0' },
+      env: {
+        ...process.env,
+        HOST: '127.0.0.1',
+        PORT: '0',
+        API_KEYS_FILE: keyFile,
+        AUDIT_FILE: path,
+        FHIR_SEED: 'false',
+        LOG_LEVEL: 'info',
+        RATE_LIMIT_PER_MINUTE: '0',
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on('exit', (_code, signal) => resolve(signal)));
@@ -228,7 +310,9 @@ describe('AUDIT_SINK=file', () => {
 
     const lines = readFileSync(path, 'utf8').split('\n');
     expect(lines.pop()).toBe('');
-    const recorded = new Set(lines.map((l) => JSON.parse(l) as AuditEvent).flatMap((e) => (subtypeOf(e) === 'create' && e.outcome === '0' ? refsOf(e) : [])));
+    const recorded = new Set(
+      lines.map((l) => JSON.parse(l) as AuditEvent).flatMap((e) => (subtypeOf(e) === 'create' && e.outcome === '0' ? refsOf(e) : [])),
+    );
     for (const ref of answered) expect(recorded, ref).toContain(ref);
     // In flight at the kill (4 workers): answered or not, their records are the only ones that may be missing.
     expect(done.length - recorded.size).toBeLessThanOrEqual(4);

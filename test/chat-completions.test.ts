@@ -10,7 +10,11 @@ beforeAll(async () => {
 afterAll(() => gw?.close());
 
 const ask = (extra: Record<string, unknown> = {}) =>
-  gw.client.chat.completions.create({ model: gw.model, messages: [{ role: 'user', content: 'Latest HbA1c of S1000001?' }], ...extra } as never) as Promise<any>;
+  gw.client.chat.completions.create({
+    model: gw.model,
+    messages: [{ role: 'user', content: 'Latest HbA1c of S1000001?' }],
+    ...extra,
+  } as never) as Promise<any>;
 
 describe('non-streamed chat completions', () => {
   it('returns the OpenAI shape with reasoning_content from a reasoning_content upstream (recorded DeepSeek reply)', async () => {
@@ -23,7 +27,11 @@ describe('non-streamed chat completions', () => {
     expect(res.choices[0]).toMatchObject({
       index: 0,
       finish_reason: 'stop',
-      message: { role: 'assistant', content: 'The most recent potassium is 5.6 mmol/L.', reasoning_content: 'Look at the newest potassium value first.' },
+      message: {
+        role: 'assistant',
+        content: 'The most recent potassium is 5.6 mmol/L.',
+        reasoning_content: 'Look at the newest potassium value first.',
+      },
     });
     expect(res.usage).toEqual({
       prompt_tokens: 200,
@@ -99,16 +107,29 @@ describe('non-streamed chat completions', () => {
   });
 
   it('client tools: returns tool_calls with string arguments and finish_reason tool_calls, then accepts the tool result', async () => {
-    const tools = [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } }];
-    gw.fake.enqueue(completionReply({ reasoning_content: 'need weather', toolCalls: [{ id: 'call_w1', name: 'get_weather', arguments: '{"city":"Oslo"}' }] }));
+    const tools = [
+      { type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } },
+    ];
+    gw.fake.enqueue(
+      completionReply({
+        reasoning_content: 'need weather',
+        toolCalls: [{ id: 'call_w1', name: 'get_weather', arguments: '{"city":"Oslo"}' }],
+      }),
+    );
     const res = await ask({ tools, tool_choice: { type: 'function', function: { name: 'get_weather' } } });
     expect(gw.fake.requests.at(-1)!.body).toMatchObject({ tools, tool_choice: { type: 'function', function: { name: 'get_weather' } } });
     expect(res.choices[0].finish_reason).toBe('tool_calls');
-    expect(res.choices[0].message.tool_calls).toEqual([{ id: 'call_w1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Oslo"}' } }]);
+    expect(res.choices[0].message.tool_calls).toEqual([
+      { id: 'call_w1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Oslo"}' } },
+    ]);
     gw.fake.enqueue(completionReply({ content: 'It is sunny in Oslo.' }));
     const follow = await ask({
       tools,
-      messages: [{ role: 'user', content: 'Weather in Oslo?' }, res.choices[0].message, { role: 'tool', tool_call_id: 'call_w1', content: '{"sky":"sunny"}' }],
+      messages: [
+        { role: 'user', content: 'Weather in Oslo?' },
+        res.choices[0].message,
+        { role: 'tool', tool_call_id: 'call_w1', content: '{"sky":"sunny"}' },
+      ],
     });
     expect(follow.choices[0].message.content).toBe('It is sunny in Oslo.');
     expect(gw.fake.requests.at(-1)!.body.messages.at(-1)).toEqual({ role: 'tool', tool_call_id: 'call_w1', content: '{"sky":"sunny"}' });
@@ -119,7 +140,10 @@ describe('non-streamed chat completions', () => {
     const res = await ask({ response_format: { type: 'json_object' } });
     expect(gw.fake.requests.at(-1)!.body.response_format).toEqual({ type: 'json_object' });
     expect(JSON.parse(res.choices[0].message.content)).toEqual({ mrn: 'S1000001', age: 65 });
-    const schema = { type: 'json_schema', json_schema: { name: 'answer', schema: { type: 'object', properties: { k: { type: 'number' } } } } };
+    const schema = {
+      type: 'json_schema',
+      json_schema: { name: 'answer', schema: { type: 'object', properties: { k: { type: 'number' } } } },
+    };
     gw.fake.enqueue(completionReply({ content: 'The answer is {"k": 5.8}.' }));
     const res2 = await ask({ response_format: schema });
     expect(JSON.parse(res2.choices[0].message.content)).toEqual({ k: 5.8 });
@@ -150,7 +174,12 @@ describe('non-streamed chat completions', () => {
     expect(res.choices.map((c: any) => c.index)).toEqual([0, 1]);
     expect(res.choices.map((c: any) => c.message.content).sort()).toEqual(['one', 'two']);
     expect(res.usage.total_tokens).toBe(30);
-    expect(gw.fake.requests.slice(-2).map((r) => r.body.seed).sort()).toEqual([100, 101]);
+    expect(
+      gw.fake.requests
+        .slice(-2)
+        .map((r) => r.body.seed)
+        .sort(),
+    ).toEqual([100, 101]);
   });
 
   it('GET /v1/models lists MODEL_ID; /health needs no auth', async () => {

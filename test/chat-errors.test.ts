@@ -7,7 +7,9 @@ import { completionReply, streamReply } from './support/upstream-replies.ts';
 
 let gw: RunningGateway;
 beforeAll(async () => {
-  gw = await startGateway({ env: { RATE_LIMIT_PER_MINUTE: '100000', BODY_LIMIT_BYTES: '200000', IMAGE_MAX_BYTES: '1000', REQUEST_DEADLINE_MS: '1500' } });
+  gw = await startGateway({
+    env: { RATE_LIMIT_PER_MINUTE: '100000', BODY_LIMIT_BYTES: '200000', IMAGE_MAX_BYTES: '1000', REQUEST_DEADLINE_MS: '1500' },
+  });
 });
 afterAll(() => gw?.close());
 
@@ -67,14 +69,40 @@ describe('malformed requests → 400/413/415 naming the field', () => {
     ['a non-object body', '[1,2]', null],
     ['missing messages', { model: 'acme/clinical-reasoner-1' }, 'messages'],
     ['empty messages', { model: 'acme/clinical-reasoner-1', messages: [] }, 'messages'],
-    ['a wrong temperature type', { model: 'acme/clinical-reasoner-1', messages: [{ role: 'user', content: 'x' }], temperature: 'hot' }, 'temperature'],
+    [
+      'a wrong temperature type',
+      { model: 'acme/clinical-reasoner-1', messages: [{ role: 'user', content: 'x' }], temperature: 'hot' },
+      'temperature',
+    ],
     ['an unknown role', { model: 'acme/clinical-reasoner-1', messages: [{ role: 'robot', content: 'x' }] }, 'messages[0].role'],
     ['a numeric content', { model: 'acme/clinical-reasoner-1', messages: [{ role: 'user', content: 5 }] }, 'messages[0].content'],
-    ['a bad thinking type', { model: 'acme/clinical-reasoner-1', messages: [{ role: 'user', content: 'x' }], thinking: { type: 'maybe' } }, 'thinking.type'],
-    ['a bad tool_choice', { model: 'acme/clinical-reasoner-1', messages: [{ role: 'user', content: 'x' }], tool_choice: 'sometimes' }, 'tool_choice'],
+    [
+      'a bad thinking type',
+      { model: 'acme/clinical-reasoner-1', messages: [{ role: 'user', content: 'x' }], thinking: { type: 'maybe' } },
+      'thinking.type',
+    ],
+    [
+      'a bad tool_choice',
+      { model: 'acme/clinical-reasoner-1', messages: [{ role: 'user', content: 'x' }], tool_choice: 'sometimes' },
+      'tool_choice',
+    ],
     ['max_tokens 0', { model: 'acme/clinical-reasoner-1', messages: [{ role: 'user', content: 'x' }], max_tokens: 0 }, 'max_tokens'],
-    ['a tool message without a matching call', { model: 'acme/clinical-reasoner-1', messages: [{ role: 'user', content: 'x' }, { role: 'tool', tool_call_id: 'c9', content: 'r' }] }, 'messages[1].tool_call_id'],
-    ['an unknown response_format', { model: 'acme/clinical-reasoner-1', messages: [{ role: 'user', content: 'x' }], response_format: { type: 'yaml' } }, 'response_format.type'],
+    [
+      'a tool message without a matching call',
+      {
+        model: 'acme/clinical-reasoner-1',
+        messages: [
+          { role: 'user', content: 'x' },
+          { role: 'tool', tool_call_id: 'c9', content: 'r' },
+        ],
+      },
+      'messages[1].tool_call_id',
+    ],
+    [
+      'an unknown response_format',
+      { model: 'acme/clinical-reasoner-1', messages: [{ role: 'user', content: 'x' }], response_format: { type: 'yaml' } },
+      'response_format.type',
+    ],
   ])('%s', async (_name, body, param) => {
     const r = await post(body as never);
     expect(r.status).toBe(400);
@@ -88,7 +116,18 @@ describe('malformed requests → 400/413/415 naming the field', () => {
     ['a non-image data URI', 'data:text/plain;base64,aGVsbG8=', 'invalid_image_url'],
     ['an image over IMAGE_MAX_BYTES', `data:image/png;base64,${'A'.repeat(2000)}`, 'image_too_large'],
   ])('rejects %s with a 400 naming the field', async (_n, url, code) => {
-    const r = await post({ ...valid(), messages: [{ role: 'user', content: [{ type: 'text', text: 'x' }, { type: 'image_url', image_url: { url } }] }] });
+    const r = await post({
+      ...valid(),
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'x' },
+            { type: 'image_url', image_url: { url } },
+          ],
+        },
+      ],
+    });
     expect(r.status).toBe(400);
     expectEnvelope(r.json, { param: 'messages[0].content[1].image_url.url', code });
   });
@@ -116,7 +155,10 @@ describe('upstream trouble', () => {
 
   it('honours Retry-After on a 429 before retrying', async () => {
     let before = gw.fake.requests.length;
-    gw.fake.enqueue({ status: 429, headers: { 'retry-after': '1' }, body: { error: { message: 'slow down' } } }, completionReply({ content: 'ok' }));
+    gw.fake.enqueue(
+      { status: 429, headers: { 'retry-after': '1' }, body: { error: { message: 'slow down' } } },
+      completionReply({ content: 'ok' }),
+    );
     const res = await gw.client.chat.completions.create(valid() as never);
     expect(res.choices[0]!.message.content).toBe('ok');
     expect(gw.fake.requests.length - before).toBe(2);
@@ -132,7 +174,9 @@ describe('upstream trouble', () => {
 
   it('a persistent 500 → 502 server_error after the retries, without echoing upstream details', async () => {
     const before = gw.fake.requests.length;
-    gw.fake.enqueue(...Array.from({ length: 3 }, () => ({ status: 500, body: { error: { message: 'secret stack trace at /srv/model.py' } } })));
+    gw.fake.enqueue(
+      ...Array.from({ length: 3 }, () => ({ status: 500, body: { error: { message: 'secret stack trace at /srv/model.py' } } })),
+    );
     const r = await post(valid());
     expect(r.status).toBe(502);
     expectEnvelope(r.json, { type: 'server_error', code: 'upstream_error' });
@@ -148,7 +192,7 @@ describe('upstream trouble', () => {
     expect(Number(r.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
   });
 
-  it('an upstream 400 maps to a 400 (not retried); an upstream 401 is the gateway\'s problem → 502', async () => {
+  it("an upstream 400 maps to a 400 (not retried); an upstream 401 is the gateway's problem → 502", async () => {
     const before = gw.fake.requests.length;
     gw.fake.enqueue({ status: 400, body: { error: { message: 'context length exceeded' } } });
     const r = await post(valid());

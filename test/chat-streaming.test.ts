@@ -31,7 +31,9 @@ function checkOrder(chunks: any[]) {
   expect(last.delta).toEqual({});
   expect(last.finish_reason).not.toBeNull();
   expect(withChoices.slice(0, -1).every((c) => c.choices[0].finish_reason === null)).toBe(true);
-  const kinds = withChoices.map((c) => (c.choices[0].delta.reasoning_content ? 'r' : c.choices[0].delta.content ? 'c' : c.choices[0].delta.tool_calls ? 't' : '-'));
+  const kinds = withChoices.map((c) =>
+    c.choices[0].delta.reasoning_content ? 'r' : c.choices[0].delta.content ? 'c' : c.choices[0].delta.tool_calls ? 't' : '-',
+  );
   expect(kinds.join('').replace(/-/g, '')).toMatch(/^r*c*t*$/);
   return {
     reasoning: withChoices.map((c) => c.choices[0].delta.reasoning_content ?? '').join(''),
@@ -66,9 +68,20 @@ describe('streamed chat completions', () => {
     const runner = gw.client.chat.completions.stream({ ...base(), stream_options: { include_usage: true } } as never);
     const final = await runner.finalChatCompletion();
     expect(final.choices[0]!.finish_reason).toBe('tool_calls');
-    const calls = final.choices[0]!.message.tool_calls!.map((t: any) => ({ id: t.id, type: t.type, name: t.function.name, arguments: t.function.arguments }));
-    expect(calls).toEqual([{ id: 'call_0_a1b2', type: 'function', name: 'search_observations', arguments: '{"patient":"S1000001","code":"4548-4"}' }]);
-    expect(final.usage).toMatchObject({ prompt_tokens: 300, prompt_tokens_details: { cached_tokens: 256 }, completion_tokens_details: { reasoning_tokens: 12 } });
+    const calls = final.choices[0]!.message.tool_calls!.map((t: any) => ({
+      id: t.id,
+      type: t.type,
+      name: t.function.name,
+      arguments: t.function.arguments,
+    }));
+    expect(calls).toEqual([
+      { id: 'call_0_a1b2', type: 'function', name: 'search_observations', arguments: '{"patient":"S1000001","code":"4548-4"}' },
+    ]);
+    expect(final.usage).toMatchObject({
+      prompt_tokens: 300,
+      prompt_tokens_details: { cached_tokens: 256 },
+      completion_tokens_details: { reasoning_tokens: 12 },
+    });
   });
 
   it('parallel tool calls keep their indexes, ids and names in the first fragment', async () => {
@@ -182,7 +195,10 @@ describe('stream faults', () => {
     gw.fake.enqueue(streamReply({ content: Array.from({ length: 50 }, (_, i) => `t${i} `) }, { chunkDelayMs: 100 }));
     const before = gw.fake.abortedRequests();
     const controller = new AbortController();
-    const stream = (await gw.client.chat.completions.create({ ...base(), stream: true }, { signal: controller.signal })) as AsyncIterable<any>;
+    const stream = (await gw.client.chat.completions.create(
+      { ...base(), stream: true },
+      { signal: controller.signal },
+    )) as AsyncIterable<any>;
     let seen = 0;
     // The SDK ends the iteration quietly (or throws an abort error) once its signal fires.
     await (async () => {

@@ -20,7 +20,11 @@ function sources(dir: string): string[] {
 }
 
 const read = (file: string) => readFileSync(path.join(ROOT, file), 'utf8');
-const code = (file: string) => read(file).split('\n').filter((line) => !/^\s*(\/\/|\*|\/\*)/.test(line)).join('\n');
+const code = (file: string) =>
+  read(file)
+    .split('\n')
+    .filter((line) => !/^\s*(\/\/|\*|\/\*)/.test(line))
+    .join('\n');
 /** Module specifiers of static imports, re-exports and dynamic imports. */
 const specifiers = (text: string) => [...text.matchAll(/(?:\bfrom\s+|\bimport\s*\(\s*|^import\s+)['"]([^'"]+)['"]/gm)].map((m) => m[1]);
 
@@ -33,7 +37,10 @@ describe('composition root', () => {
       for (const spec of specifiers(text)) {
         const target = path.relative(ROOT, path.resolve(ROOT, path.dirname(file), spec));
         if (!spec.startsWith('.') || !/^(tools|fixtures)\//.test(target)) continue;
-        const reexportOnly = file === 'src/index.ts' && new RegExp(`^export \\{[^}]*\\} from '${spec.replaceAll('.', '\\.')}';$`, 'm').test(text) && !/^import /m.test(text);
+        const reexportOnly =
+          file === 'src/index.ts' &&
+          new RegExp(`^export \\{[^}]*\\} from '${spec.replaceAll('.', '\\.')}';$`, 'm').test(text) &&
+          !/^import /m.test(text);
         if (!reexportOnly) offenders.push(`${file} → ${target}`);
       }
     }
@@ -42,7 +49,9 @@ describe('composition root', () => {
   });
 
   it('nothing in src/ imports a project module lazily', () => {
-    const lazy = sources('src').flatMap((file) => [...read(file).matchAll(/\bimport\s*\(\s*['"](\.[^'"]+)['"]/g)].map((m) => `${file}: ${m[1]}`));
+    const lazy = sources('src').flatMap((file) =>
+      [...read(file).matchAll(/\bimport\s*\(\s*['"](\.[^'"]+)['"]/g)].map((m) => `${file}: ${m[1]}`),
+    );
     expect(lazy).toEqual([]);
   });
 
@@ -50,7 +59,9 @@ describe('composition root', () => {
     for (const file of ['src/server.ts', 'test/support/gateway-harness.ts', 'evals/environment/create-environment.ts']) {
       expect(code(file), file).toMatch(/\bcomposeGateway\(/);
     }
-    const builders = [...sources('src'), ...sources('evals'), ...sources('test/support')].filter((file) => file !== ROOT_MODULE && /(?<!function )\b(buildApp|createGatewayDeps)\(/.test(code(file)));
+    const builders = [...sources('src'), ...sources('evals'), ...sources('test/support')].filter(
+      (file) => file !== ROOT_MODULE && /(?<!function )\b(buildApp|createGatewayDeps)\(/.test(code(file)),
+    );
     expect(builders).toEqual([]);
   });
 
@@ -60,12 +71,31 @@ describe('composition root', () => {
       definitions: (o) => fhirTools.definitions(o).filter((t) => t.function.name === 'find_patients'),
       execute: async (name, args, ctx) => (calls.push(name), fhirTools.execute(name, args, ctx)),
     };
-    const seed = async () => [{ resourceType: 'Bundle' as const, type: 'collection' as const, entry: [{ resource: { resourceType: 'Patient' as const, id: 'seeded-1', name: [{ family: 'Injected' }] } }] }];
-    const model = createScriptedUpstream([{ toolCalls: [toolCall('c1', 'find_patients', { family: 'Injected' })], finishReason: 'tool_calls' }, { content: 'done' }]);
-    const gateway = await composeGateway({ config: loadConfig({ LOG_LEVEL: 'silent', FHIR_SEED: 'true' }), logger: pino({ level: 'silent' }), tools, seed, model });
+    const seed = async () => [
+      {
+        resourceType: 'Bundle' as const,
+        type: 'collection' as const,
+        entry: [{ resource: { resourceType: 'Patient' as const, id: 'seeded-1', name: [{ family: 'Injected' }] } }],
+      },
+    ];
+    const model = createScriptedUpstream([
+      { toolCalls: [toolCall('c1', 'find_patients', { family: 'Injected' })], finishReason: 'tool_calls' },
+      { content: 'done' },
+    ]);
+    const gateway = await composeGateway({
+      config: loadConfig({ LOG_LEVEL: 'silent', FHIR_SEED: 'true' }),
+      logger: pino({ level: 'silent' }),
+      tools,
+      seed,
+      model,
+    });
     try {
       expect(gateway.deps.fhirServer!.count()).toBe(1);
-      const res = await gateway.app.inject({ method: 'POST', url: '/v1/chat/completions', payload: { model: 'fhir-agent/clinical-reasoner', messages: [{ role: 'user', content: 'Who is Injected?' }] } });
+      const res = await gateway.app.inject({
+        method: 'POST',
+        url: '/v1/chat/completions',
+        payload: { model: 'fhir-agent/clinical-reasoner', messages: [{ role: 'user', content: 'Who is Injected?' }] },
+      });
       expect(res.statusCode).toBe(200);
       expect(res.json().choices[0].message.content).toBe('done');
       expect(model.calls[0].params.tools?.map((t) => t.function.name)).toEqual(['find_patients']);
@@ -78,7 +108,11 @@ describe('composition root', () => {
   });
 
   it('the eval environment serves the store it grades against through the composed gateway', async () => {
-    const { environment, embedded, gateway } = await createEnvironment({ bundles: async () => [{ resourceType: 'Bundle', type: 'collection', entry: [{ resource: { resourceType: 'Patient', id: 'env-1' } }] }] });
+    const { environment, embedded, gateway } = await createEnvironment({
+      bundles: async () => [
+        { resourceType: 'Bundle', type: 'collection', entry: [{ resource: { resourceType: 'Patient', id: 'env-1' } }] },
+      ],
+    });
     try {
       expect(embedded).toBe(gateway!.deps.fhirServer);
       expect((await gateway!.app.inject({ method: 'GET', url: '/fhir/Patient/env-1' })).statusCode).toBe(200);

@@ -30,7 +30,11 @@ describe('loadConfig', () => {
 
 describe('npm start entry point', () => {
   const run = (args: string[], env: Record<string, string>) =>
-    spawnSync(process.execPath, ['--import', 'tsx', 'src/server.ts', ...args], { env: { ...process.env, ...env }, encoding: 'utf8', timeout: 20_000 });
+    spawnSync(process.execPath, ['--import', 'tsx', 'src/server.ts', ...args], {
+      env: { ...process.env, ...env },
+      encoding: 'utf8',
+      timeout: 20_000,
+    });
 
   it('--help lists every variable', () => {
     const r = run(['--help'], {});
@@ -40,8 +44,11 @@ describe('npm start entry point', () => {
   it('a bad value stops the service with one clear line', () => {
     const r = run([], { PORT: 'x', HOST: '127.0.0.1' });
     expect(r.status).toBe(78);
-    expect(r.stderr.trim().split('\n').filter((l) => l.startsWith('configuration error'))).toEqual([
-      expect.stringMatching(/^configuration error: invalid PORT="x"/),
-    ]);
+    expect(
+      r.stderr
+        .trim()
+        .split('\n')
+        .filter((l) => l.startsWith('configuration error')),
+    ).toEqual([expect.stringMatching(/^configuration error: invalid PORT="x"/)]);
   });
 });

@@ -14,7 +14,14 @@ const NOW = new Date('2025-01-01T00:00:00Z');
 const patient = (id: string, birthDate: string | undefined, family: string, gender = 'female'): Resource =>
   ({ resourceType: 'Patient', id, gender, name: [{ family }], ...(birthDate ? { birthDate } : {}) }) as Resource;
 const observation = (id: string, subject: string, date: string): Resource =>
-  ({ resourceType: 'Observation', id, status: 'final', code: { coding: [{ system: 'http://loinc.org', code: '4548-4' }] }, subject: { reference: subject }, effectiveDateTime: date }) as Resource;
+  ({
+    resourceType: 'Observation',
+    id,
+    status: 'final',
+    code: { coding: [{ system: 'http://loinc.org', code: '4548-4' }] },
+    subject: { reference: subject },
+    effectiveDateTime: date,
+  }) as Resource;
 
 const SEED: Resource[] = [
   patient('p1', '1980-05-01', 'Ames'),
@@ -97,7 +104,12 @@ describe('embedded FHIR server: search', () => {
   });
 
   it('searches by POST with a form body, together with the URL query', async () => {
-    const res = await server.handle({ method: 'POST', url: '/Patient/_search?_sort=_id', body: 'family=Ames&_count=1', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    const res = await server.handle({
+      method: 'POST',
+      url: '/Patient/_search?_sort=_id',
+      body: 'family=Ames&_count=1',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
     expect(res.status).toBe(200);
     expect(bundle(res).total).toBe(2);
     expect(idsOf(res)).toEqual(['p1']);
@@ -132,7 +144,8 @@ describe('embedded FHIR server: search', () => {
 });
 
 describe('embedded FHIR server: writes', () => {
-  const put = (resource: Resource, headers?: Record<string, string>) => server.handle({ method: 'PUT', url: `/${resource.resourceType}/${resource.id}`, body: resource, headers });
+  const put = (resource: Resource, headers?: Record<string, string>) =>
+    server.handle({ method: 'PUT', url: `/${resource.resourceType}/${resource.id}`, body: resource, headers });
 
   it('update as create answers 201 with a Location; an identical update keeps the version; a change bumps it', async () => {
     const created = await put(patient('new-1', '2000-01-01', 'Evans'));
@@ -152,7 +165,10 @@ describe('embedded FHIR server: writes', () => {
 
   it('refuses an update whose id or type does not match the URL, and a stale If-Match', async () => {
     expect((await server.handle({ method: 'PUT', url: '/Patient/p1', body: patient('p2', undefined, 'X') })).status).toBe(400);
-    expect((await server.handle({ method: 'PUT', url: '/Patient/p1', body: { ...patient('p1', undefined, 'X'), resourceType: 'Group' } })).status).toBe(400);
+    expect(
+      (await server.handle({ method: 'PUT', url: '/Patient/p1', body: { ...patient('p1', undefined, 'X'), resourceType: 'Group' } }))
+        .status,
+    ).toBe(400);
     expect((await put(patient('p1', undefined, 'X'), { 'if-match': 'W/"7"' })).status).toBe(412);
   });
 
@@ -161,7 +177,11 @@ describe('embedded FHIR server: writes', () => {
     const res = await server.handle({
       method: 'POST',
       url: '/',
-      body: { resourceType: 'Bundle', type: 'batch', entry: [entry(patient('b-new', undefined, 'New')), entry(SEED[1]), entry(patient('p3', '1990-12-31', 'Cole-Changed', 'male'))] },
+      body: {
+        resourceType: 'Bundle',
+        type: 'batch',
+        entry: [entry(patient('b-new', undefined, 'New')), entry(SEED[1]), entry(patient('p3', '1990-12-31', 'Cole-Changed', 'male'))],
+      },
     });
     expect(res.status).toBe(200);
     const out = bundle(res);
@@ -176,7 +196,11 @@ describe('embedded FHIR server: writes', () => {
     const res = await server.handle({
       method: 'POST',
       url: '/',
-      body: { resourceType: 'Bundle', type: 'batch', entry: [{ request: { method: 'GET', url: 'Patient?family=Ames' } }, { request: { method: 'GET', url: 'Patient?colour=blue' } }] },
+      body: {
+        resourceType: 'Bundle',
+        type: 'batch',
+        entry: [{ request: { method: 'GET', url: 'Patient?family=Ames' } }, { request: { method: 'GET', url: 'Patient?colour=blue' } }],
+      },
     });
     const out = bundle(res);
     expect(out.entry!.map((e) => e.response!.status)).toEqual(['200', '400']);

@@ -37,15 +37,25 @@ describe('built-in suite', () => {
     // Both branches of the conditional categories occur.
     for (const cat of ['potassium-replacement', 'magnesium-replacement', 'stale-lab-order']) {
       const list = scenarios.filter((s) => s.category === cat);
-      expect(list.some((s) => s.expectsWrites), `${cat} with an order`).toBe(true);
-      expect(list.some((s) => !s.expectsWrites), `${cat} without`).toBe(true);
+      expect(
+        list.some((s) => s.expectsWrites),
+        `${cat} with an order`,
+      ).toBe(true);
+      expect(
+        list.some((s) => !s.expectsWrites),
+        `${cat} without`,
+      ).toBe(true);
     }
     expect(scenarios.some((s) => s.expected.kind === 'exact' && s.expected.value === 'Patient not found')).toBe(true);
   });
 
   it('the reference solver scores 100% on every scenario', async () => {
     const t0 = performance.now();
-    const samples = await runEval({ task: defineTask({ name: 'builtin', dataset: scenarios, solver: referenceSolver(), scorers: defaultScorers() }), environment, concurrency: 8 });
+    const samples = await runEval({
+      task: defineTask({ name: 'builtin', dataset: scenarios, solver: referenceSolver(), scorers: defaultScorers() }),
+      environment,
+      concurrency: 8,
+    });
     const failed = samples.filter((s) => !s.passed);
     expect(failed.map((s) => `${s.id}: ${s.error ?? JSON.stringify(s.scores)}`).slice(0, 5)).toEqual([]);
     expect(samples).toHaveLength(scenarios.length);
@@ -65,7 +75,11 @@ describe('built-in suite', () => {
       },
     };
     const queries = scenarios.filter((s) => !s.expectsWrites && s.expected.kind !== 'any');
-    const samples = await runEval({ task: defineTask({ name: 'wrong', dataset: queries, solver: wrong, scorers: defaultScorers() }), environment, concurrency: 8 });
+    const samples = await runEval({
+      task: defineTask({ name: 'wrong', dataset: queries, solver: wrong, scorers: defaultScorers() }),
+      environment,
+      concurrency: 8,
+    });
     expect(samples.filter((s) => s.passed).map((s) => s.id)).toEqual([]);
   });
 });

@@ -40,14 +40,43 @@ describe('eval CLI', () => {
     expect(widened.slice(0, 5).map((t: { id: string }) => t.id)).toEqual(['task1_1', 'task1_2', 'task1_3', 'task1_4', 'task1_5']);
     // --from reads a task file instead (e.g. MedAgentBench's own samples); the seed written out widens the same.
     await writeFile(path.join(dir, 'seed.json'), JSON.stringify(mabSeedTasks()));
-    const fromFile = await cli('medagentbench-synth', '--from', path.join(dir, 'seed.json'), '--out', path.join(dir, 'again.json'), '--per-category', '5');
+    const fromFile = await cli(
+      'medagentbench-synth',
+      '--from',
+      path.join(dir, 'seed.json'),
+      '--out',
+      path.join(dir, 'again.json'),
+      '--per-category',
+      '5',
+    );
     expect(fromFile.code).toBe(0);
     expect(JSON.parse(await readFile(path.join(dir, 'again.json'), 'utf8'))).toEqual(widened);
 
     const sample = (id: string, passed: boolean) => ({
-      type: 'sample', id, epoch: 1, category: id.split('_')[0], passed, scores: { medagentbench: { value: passed ? 1 : 0, answer: '[]', explanation: 'x' } },
-      answer: [], rawAnswer: null, transcript: [], toolTrace: [], modelCalls: [], writes: [],
-      metrics: { steps: 1, toolCalls: 0, toolErrors: 0, finishReasons: { stop: 1 }, promptTokens: 5, completionTokens: 1, reasoningTokens: 0, cachedTokens: 0, modelLatencyMs: 3, latencyMs: 4 },
+      type: 'sample',
+      id,
+      epoch: 1,
+      category: id.split('_')[0],
+      passed,
+      scores: { medagentbench: { value: passed ? 1 : 0, answer: '[]', explanation: 'x' } },
+      answer: [],
+      rawAnswer: null,
+      transcript: [],
+      toolTrace: [],
+      modelCalls: [],
+      writes: [],
+      metrics: {
+        steps: 1,
+        toolCalls: 0,
+        toolErrors: 0,
+        finishReasons: { stop: 1 },
+        promptTokens: 5,
+        completionTokens: 1,
+        reasoningTokens: 0,
+        cachedTokens: 0,
+        modelLatencyMs: 3,
+        latencyMs: 4,
+      },
       startedAt: '2025-01-01T00:00:00Z',
     });
     const a = path.join(dir, 'a.jsonl');

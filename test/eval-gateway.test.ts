@@ -41,11 +41,27 @@ function scriptedModel() {
     if (!called) {
       const cat = task.id.split('_')[0];
       const call =
-        cat === 'task1' ? { name: 'find_patients', arguments: JSON.stringify(findArgs(task)) }
-        : cat === 'task2' ? { name: 'read_resource', arguments: JSON.stringify({ resourceType: 'Patient', id: mrn }) }
-        : cat === 'task3' ? { name: 'record_observation', arguments: JSON.stringify({ patient: mrn, category: 'vital-signs', code: { code: 'BP' }, value_string: '118/77 mmHg', effective_date_time: '2023-11-13T10:15:00+00:00' }) }
-        : { name: 'search_observations', arguments: JSON.stringify({ patient: mrn, code: cat === 'task4' ? 'MG' : 'GLU' }) };
-      return completionReply({ toolCalls: [{ id: `call-${task.id}-1`, ...call }], finishReason: 'tool_calls', usage: { prompt_tokens: 200, completion_tokens: 20, total_tokens: 220 } });
+        cat === 'task1'
+          ? { name: 'find_patients', arguments: JSON.stringify(findArgs(task)) }
+          : cat === 'task2'
+            ? { name: 'read_resource', arguments: JSON.stringify({ resourceType: 'Patient', id: mrn }) }
+            : cat === 'task3'
+              ? {
+                  name: 'record_observation',
+                  arguments: JSON.stringify({
+                    patient: mrn,
+                    category: 'vital-signs',
+                    code: { code: 'BP' },
+                    value_string: '118/77 mmHg',
+                    effective_date_time: '2023-11-13T10:15:00+00:00',
+                  }),
+                }
+              : { name: 'search_observations', arguments: JSON.stringify({ patient: mrn, code: cat === 'task4' ? 'MG' : 'GLU' }) };
+      return completionReply({
+        toolCalls: [{ id: `call-${task.id}-1`, ...call }],
+        finishReason: 'tool_calls',
+        usage: { prompt_tokens: 200, completion_tokens: 20, total_tokens: 220 },
+      });
     }
     return completionReply({
       toolCalls: [{ id: `call-${task.id}-2`, name: 'finish', arguments: JSON.stringify({ answer: answers.get(task.id) ?? [] }) }],
@@ -71,7 +87,13 @@ afterAll(async () => {
 });
 
 function shape(s: SampleRecord) {
-  return { id: s.id, passed: s.passed, tools: s.toolTrace.map((t: any) => t.name), steps: s.metrics.steps, writes: s.writes.map((w: any) => w.resourceType) };
+  return {
+    id: s.id,
+    passed: s.passed,
+    tools: s.toolTrace.map((t: any) => t.name),
+    steps: s.metrics.steps,
+    writes: s.writes.map((w: any) => w.resourceType),
+  };
 }
 
 describe('eval through the gateway and client-side', () => {
@@ -79,11 +101,19 @@ describe('eval through the gateway and client-side', () => {
 
   it('gateway mode: server-side tools, answers via the finish tool, writes found and cleaned up', async () => {
     gw.fake.setHandler(scriptedModel());
-    const environment = cleanupEnvironment({ baseUrl: 'http://embedded.local/fhir', fetch: gw.fhirServer.fetch, makeClient, description: 'gateway store' });
+    const environment = cleanupEnvironment({
+      baseUrl: 'http://embedded.local/fhir',
+      fetch: gw.fhirServer.fetch,
+      makeClient,
+      description: 'gateway store',
+    });
     const solver = modelSolver({ baseUrl: `${gw.baseUrl}/v1`, apiKey: gw.apiKey, model: gw.model, mode: 'gateway', retries: 0 });
     viaGateway = await runEval({
       task: defineTask({ name: 'gw', dataset: tasks.map(medAgentBenchToScenario), solver, scorers: defaultScorers() }),
-      environment, concurrency: 2, snapshotWrites: true, clockPinned: false,
+      environment,
+      concurrency: 2,
+      snapshotWrites: true,
+      clockPinned: false,
     });
     expect(viaGateway.filter((s) => !s.passed).map((s) => `${s.id}: ${s.error ?? JSON.stringify(s.scores)}`)).toEqual([]);
     for (const s of viaGateway) {
@@ -94,7 +124,9 @@ describe('eval through the gateway and client-side', () => {
     // Cleanup: the BP observation written through the gateway is gone again.
     const fhir = makeClient({ baseUrl: 'http://embedded.local/fhir', fetch: gw.fhirServer.fetch });
     const left = await fhir.searchResources('Observation', { patient: tasks.find((t) => t.id === 'task3_1')!.eval_MRN, code: 'BP' });
-    expect(left.resources.filter((o: any) => o.valueString === '118/77 mmHg' && o.effectiveDateTime?.startsWith('2023-11-13T10:15'))).toHaveLength(0);
+    expect(
+      left.resources.filter((o: any) => o.valueString === '118/77 mmHg' && o.effectiveDateTime?.startsWith('2023-11-13T10:15')),
+    ).toHaveLength(0);
   });
 
   it('client-tools mode against the same scripted model gives the same log shape', async () => {
@@ -102,8 +134,18 @@ describe('eval through the gateway and client-side', () => {
     await store.loadBundles(generateMabEhr(tasks));
     const fake = await startFakeUpstream({ handler: scriptedModel() as never });
     try {
-      const solver = modelSolver({ baseUrl: fake.baseUrl, model: 'm', mode: 'client-tools', tools: { definitions: openAiToolDefinitions, execute: executeTool }, retries: 0 });
-      const direct = await runEval({ task: defineTask({ name: 'direct', dataset: tasks.map(medAgentBenchToScenario), solver, scorers: defaultScorers() }), environment: forkEnvironment(store, makeClient), concurrency: 2 });
+      const solver = modelSolver({
+        baseUrl: fake.baseUrl,
+        model: 'm',
+        mode: 'client-tools',
+        tools: { definitions: openAiToolDefinitions, execute: executeTool },
+        retries: 0,
+      });
+      const direct = await runEval({
+        task: defineTask({ name: 'direct', dataset: tasks.map(medAgentBenchToScenario), solver, scorers: defaultScorers() }),
+        environment: forkEnvironment(store, makeClient),
+        concurrency: 2,
+      });
       expect(direct.filter((s) => !s.passed).map((s) => `${s.id}: ${s.error ?? JSON.stringify(s.scores)}`)).toEqual([]);
       const byId = (l: SampleRecord[]) => l.map(shape).sort((a, b) => a.id.localeCompare(b.id));
       expect(byId(direct)).toEqual(byId(viaGateway));

@@ -22,20 +22,47 @@ afterAll(async () => {
 });
 
 const sample = (id: string, passed: boolean, category = 'c1'): SampleRecord => ({
-  type: 'sample', id, epoch: 1, category, passed,
+  type: 'sample',
+  id,
+  epoch: 1,
+  category,
+  passed,
   scores: { answer: { value: passed ? 1 : 0, answer: '[1]', explanation: passed ? 'matches' : 'expected 2 <b>' } },
-  answer: [1], rawAnswer: 'FINISH([1])',
-  transcript: [{ role: 'user', content: 'q <script>' }, { role: 'assistant', content: 'FINISH([1])' }],
+  answer: [1],
+  rawAnswer: 'FINISH([1])',
+  transcript: [
+    { role: 'user', content: 'q <script>' },
+    { role: 'assistant', content: 'FINISH([1])' },
+  ],
   toolTrace: [{ name: 'search_observations', arguments: '{}', ok: true, via: 'client' }],
   modelCalls: [{ finishReason: 'stop', promptTokens: 10, completionTokens: 5, reasoningTokens: 2, cachedTokens: 1, latencyMs: 30 }],
   writes: [],
-  metrics: { steps: 1, toolCalls: 1, toolErrors: 0, finishReasons: { stop: 1 }, promptTokens: 10, completionTokens: 5, reasoningTokens: 2, cachedTokens: 1, modelLatencyMs: 30, latencyMs: 40 },
+  metrics: {
+    steps: 1,
+    toolCalls: 1,
+    toolErrors: 0,
+    finishReasons: { stop: 1 },
+    promptTokens: 10,
+    completionTokens: 5,
+    reasoningTokens: 2,
+    cachedTokens: 1,
+    modelLatencyMs: 30,
+    latencyMs: 40,
+  },
   startedAt: '2025-06-15T10:00:00.000Z',
 });
 
 const header = (solver = 'reference') => ({
-  type: 'header' as const, schemaVersion: 1, runId: 'r', createdAt: '2025-06-15T10:00:00Z', git: { revision: 'abc', dirty: false },
-  task: 't', dataset: { source: 'd.jsonl', sha256: 'f'.repeat(64), scenarios: 3 }, solver: { name: solver, args: {} }, scorers: [], spec: { isolation: 'fork' },
+  type: 'header' as const,
+  schemaVersion: 1,
+  runId: 'r',
+  createdAt: '2025-06-15T10:00:00Z',
+  git: { revision: 'abc', dirty: false },
+  task: 't',
+  dataset: { source: 'd.jsonl', sha256: 'f'.repeat(64), scenarios: 3 },
+  solver: { name: solver, args: {} },
+  scorers: [],
+  spec: { isolation: 'fork' },
 });
 
 describe('eval log', () => {
@@ -61,12 +88,25 @@ describe('eval log', () => {
 
 describe('datasets', () => {
   it('validates JSONL and YAML on load and names the bad line and field', async () => {
-    const good = { id: 's1', category: 'c', instruction: 'q', context: { now: '2025-06-15T10:00:00Z' }, expectsWrites: false, expected: { kind: 'exact', value: 1 } };
+    const good = {
+      id: 's1',
+      category: 'c',
+      instruction: 'q',
+      context: { now: '2025-06-15T10:00:00Z' },
+      expectsWrites: false,
+      expected: { kind: 'exact', value: 1 },
+    };
     await writeFile(path.join(dir, 'ok.jsonl'), `${JSON.stringify(good)}\n${JSON.stringify({ ...good, id: 's2' })}\n`);
     expect((await loadDataset(path.join(dir, 'ok.jsonl'))).scenarios).toHaveLength(2);
-    await writeFile(path.join(dir, 'ok.yaml'), 'scenarios:\n  - id: y1\n    category: c\n    instruction: q\n    context: { now: "2025-06-15T10:00:00Z" }\n    expectsWrites: false\n');
+    await writeFile(
+      path.join(dir, 'ok.yaml'),
+      'scenarios:\n  - id: y1\n    category: c\n    instruction: q\n    context: { now: "2025-06-15T10:00:00Z" }\n    expectsWrites: false\n',
+    );
     expect((await loadDataset(path.join(dir, 'ok.yaml'))).scenarios[0].expected).toEqual({ kind: 'any' });
-    await writeFile(path.join(dir, 'bad.jsonl'), `${JSON.stringify(good)}\n${JSON.stringify({ ...good, id: 's2', context: { now: 'yesterday' } })}\n`);
+    await writeFile(
+      path.join(dir, 'bad.jsonl'),
+      `${JSON.stringify(good)}\n${JSON.stringify({ ...good, id: 's2', context: { now: 'yesterday' } })}\n`,
+    );
     await expect(loadDataset(path.join(dir, 'bad.jsonl'))).rejects.toThrow(/bad\.jsonl:2: context\.now/);
     await writeFile(path.join(dir, 'dup.jsonl'), `${JSON.stringify(good)}\n${JSON.stringify(good)}\n`);
     await expect(loadDataset(path.join(dir, 'dup.jsonl'))).rejects.toBeInstanceOf(DatasetError);
@@ -106,7 +146,11 @@ describe('reports', () => {
     expect(html).toContain('q &lt;script&gt;');
     expect(html).not.toMatch(/<(link|img)[^>]+(src|href)="http/); // self-contained
     const other = path.join(dir, 'other.jsonl');
-    await writeFile(other, [header('model'), sample('x1', false), sample('x2', true, 'c2'), sample('x3', true, 'c2')].map((r) => JSON.stringify(r)).join('\n') + '\n');
+    await writeFile(
+      other,
+      [header('model'), sample('x1', false), sample('x2', true, 'c2'), sample('x3', true, 'c2')].map((r) => JSON.stringify(r)).join('\n') +
+        '\n',
+    );
     const cmp = compareRuns(run, await loadRun([other]));
     expect(cmp).toContain('Changed outcomes (2)');
   });
@@ -116,7 +160,11 @@ describe('progress and locks', () => {
   it('prints plain lines when not a TTY, with pass rate, tokens and ETA', () => {
     const lines: string[] = [];
     let t = 0;
-    const bar = new ProgressBar({ total: 4, stream: { isTTY: false, write: (s: string) => (lines.push(s), true) }, now: () => (t += 1000) });
+    const bar = new ProgressBar({
+      total: 4,
+      stream: { isTTY: false, write: (s: string) => (lines.push(s), true) },
+      now: () => (t += 1000),
+    });
     for (const ok of [true, false, true, true]) bar.tick(sample('p', ok));
     expect(lines.at(-1)).toMatch(/4\/4 100% \| pass 75\.0% \| 60 tok/);
     expect(lines[0]).toMatch(/ETA \d+:\d{2}\b/);

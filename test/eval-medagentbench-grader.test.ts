@@ -23,8 +23,12 @@ function mockFhir(resources: Resource[]): FhirClient {
       let list = resources.filter((r) => r.resourceType === type);
       if (params.patient) list = list.filter((r) => any(r).subject?.reference === `Patient/${params.patient}`);
       if (params.code) list = list.filter((r) => any(r).code?.coding?.some((c: any) => c.code === String(params.code).split('|').pop()));
-      if (params.family) list = list.filter((r) => any(r).name?.some((n: any) => n.family.toLowerCase().startsWith(String(params.family).toLowerCase())));
-      if (params.given) list = list.filter((r) => any(r).name?.some((n: any) => n.given.some((g: string) => g.toLowerCase().startsWith(String(params.given).toLowerCase()))));
+      if (params.family)
+        list = list.filter((r) => any(r).name?.some((n: any) => n.family.toLowerCase().startsWith(String(params.family).toLowerCase())));
+      if (params.given)
+        list = list.filter((r) =>
+          any(r).name?.some((n: any) => n.given.some((g: string) => g.toLowerCase().startsWith(String(params.given).toLowerCase()))),
+        );
       if (params.birthdate) list = list.filter((r) => any(r).birthDate === params.birthdate);
       return { resources: list as any[], truncated: false, pages: 1 };
     },
@@ -45,7 +49,10 @@ async function grade(task: MedAgentBenchTask, answer: unknown[] | null, writes: 
   const s = await medAgentBenchScorer().score({
     scenario: medAgentBenchToScenario(task),
     output: { answer, rawAnswer: null, transcript: [], toolTrace: [], modelCalls: [] },
-    writes, fhir, now: new Date(), clockPinned,
+    writes,
+    fhir,
+    now: new Date(),
+    clockPinned,
   });
   return s!;
 }

@@ -33,7 +33,11 @@ afterAll(async () => {
 describe('MedAgentBench', () => {
   it('`eval run --tasks <file> --solver reference` runs the ten seed tasks and ends with the pass-rate line', async () => {
     const log = path.join(dir, 'samples.jsonl');
-    const { stdout } = await run('npx', ['tsx', 'evals/cli.ts', 'run', '--tasks', SAMPLES, '--solver', 'reference', '--log', log, '--quiet'], { timeout: 60_000 });
+    const { stdout } = await run(
+      'npx',
+      ['tsx', 'evals/cli.ts', 'run', '--tasks', SAMPLES, '--solver', 'reference', '--log', log, '--quiet'],
+      { timeout: 60_000 },
+    );
     expect(stdout.trim().split('\n').at(-1)).toBe('pass rate: 100% (10/10)');
     const parsed = await readEvalLog(log);
     expect(parsed.header?.schemaVersion).toBe(1);
@@ -41,14 +45,40 @@ describe('MedAgentBench', () => {
     expect(parsed.footer?.status).toBe('success');
     const t3 = parsed.samples.find((s) => s.id === 'task3_1')!;
     expect(t3.writes).toHaveLength(1);
-    expect(t3.writes[0]).toMatchObject({ resourceType: 'Observation', valueString: '118/77 mmHg', subject: { reference: `Patient/${mabSeedTasks()[2].eval_MRN}` } });
+    expect(t3.writes[0]).toMatchObject({
+      resourceType: 'Observation',
+      valueString: '118/77 mmHg',
+      subject: { reference: `Patient/${mabSeedTasks()[2].eval_MRN}` },
+    });
 
     // Replay re-scores the log without a model; tampered answers fail and --min-pass-rate gates the exit code.
     const tampered = path.join(dir, 'tampered.jsonl');
-    const lines = (await readFile(log, 'utf8')).trim().split('\n').map((l) => JSON.parse(l));
+    const lines = (await readFile(log, 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     for (const l of lines) if (l.type === 'sample' && ['task1_1', 'task2_1', 'task4_1'].includes(l.id)) l.answer = ['wrong'];
     await writeFile(tampered, lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
-    const replay = await run('npx', ['tsx', 'evals/cli.ts', 'run', '--tasks', SAMPLES, '--solver', 'replay', '--replay', tampered, '--min-pass-rate', '90', '--log', path.join(dir, 'replay.jsonl'), '--quiet'], { timeout: 60_000 }).then(
+    const replay = await run(
+      'npx',
+      [
+        'tsx',
+        'evals/cli.ts',
+        'run',
+        '--tasks',
+        SAMPLES,
+        '--solver',
+        'replay',
+        '--replay',
+        tampered,
+        '--min-pass-rate',
+        '90',
+        '--log',
+        path.join(dir, 'replay.jsonl'),
+        '--quiet',
+      ],
+      { timeout: 60_000 },
+    ).then(
       () => ({ code: 0, stdout: '' }),
       (err: { code: number; stdout: string }) => err,
     );
@@ -60,19 +90,52 @@ describe('MedAgentBench', () => {
     const tasks = synthesizeMabTasks(mabSeedTasks(), 30);
     expect(tasks).toHaveLength(300);
     const cases = new Set(tasks.map((t) => `${t.id.split('_')[0]}:${caseOf(t)}`));
-    for (const c of ['task4:fresh', 'task4:stale', 'task4:none', 'task5:mild', 'task5:moderate', 'task5:severe', 'task5:normal', 'task5:none', 'task9:low', 'task9:normal', 'task10:stale', 'task10:fresh', 'task10:none']) {
+    for (const c of [
+      'task4:fresh',
+      'task4:stale',
+      'task4:none',
+      'task5:mild',
+      'task5:moderate',
+      'task5:severe',
+      'task5:normal',
+      'task5:none',
+      'task9:low',
+      'task9:normal',
+      'task10:stale',
+      'task10:fresh',
+      'task10:none',
+    ]) {
       expect(cases.has(c), c).toBe(true);
     }
     expect(tasks.filter((t) => t.sol?.[0] === 'Patient not found').length).toBeGreaterThan(0);
     const { environment } = await createEnvironment({ bundles: async () => generateMabEhr(tasks) });
     const scenarios = tasks.map(medAgentBenchToScenario);
-    const ref = await runEval({ task: defineTask({ name: 'mab', dataset: scenarios, solver: referenceSolver(), scorers: defaultScorers() }), environment, concurrency: 8 });
-    expect(ref.filter((s) => !s.passed).map((s) => `${s.id} ${s.error ?? JSON.stringify(s.scores)}`).slice(0, 3)).toEqual([]);
+    const ref = await runEval({
+      task: defineTask({ name: 'mab', dataset: scenarios, solver: referenceSolver(), scorers: defaultScorers() }),
+      environment,
+      concurrency: 8,
+    });
+    expect(
+      ref
+        .filter((s) => !s.passed)
+        .map((s) => `${s.id} ${s.error ?? JSON.stringify(s.scores)}`)
+        .slice(0, 3),
+    ).toEqual([]);
 
     // Wrong answers fail everywhere the refsol checks the answer or requires an order; only task5 without a Mg
     // result in 24 h passes, because there the refsol checks nothing but "no order".
-    const wrong: Solver = { name: 'wrong', args: {}, async solve() { return { answer: ['x'], rawAnswer: null, transcript: [], toolTrace: [], modelCalls: [] }; } };
-    const bad = await runEval({ task: defineTask({ name: 'mab-wrong', dataset: scenarios, solver: wrong, scorers: defaultScorers() }), environment, concurrency: 8 });
+    const wrong: Solver = {
+      name: 'wrong',
+      args: {},
+      async solve() {
+        return { answer: ['x'], rawAnswer: null, transcript: [], toolTrace: [], modelCalls: [] };
+      },
+    };
+    const bad = await runEval({
+      task: defineTask({ name: 'mab-wrong', dataset: scenarios, solver: wrong, scorers: defaultScorers() }),
+      environment,
+      concurrency: 8,
+    });
     const passedWrong = bad.filter((s) => s.passed).map((s) => s.id);
     for (const id of passedWrong) expect(['none', 'stale']).toContain(caseOf(tasks.find((t) => t.id === id)!));
     expect(passedWrong.every((id) => id.startsWith('task5_'))).toBe(true);
@@ -87,12 +150,22 @@ describe('MedAgentBench', () => {
       args: {},
       async solve(ctx) {
         const out = await ref.solve(ctx);
-        await ctx.fhir.createResource({ resourceType: 'Observation', status: 'final', code: { text: 'BP' }, subject: { reference: `Patient/${ctx.scenario.patients[0]}` }, valueString: '1/1 mmHg' });
+        await ctx.fhir.createResource({
+          resourceType: 'Observation',
+          status: 'final',
+          code: { text: 'BP' },
+          subject: { reference: `Patient/${ctx.scenario.patients[0]}` },
+          valueString: '1/1 mmHg',
+        });
         return out;
       },
     };
     const query = tasks.filter((t) => ['task2', 'task4', 'task6', 'task7'].includes(t.id.split('_')[0])).map(medAgentBenchToScenario);
-    const samples = await runEval({ task: defineTask({ name: 'w', dataset: query, solver: writer, scorers: defaultScorers() }), environment, concurrency: 4 });
+    const samples = await runEval({
+      task: defineTask({ name: 'w', dataset: query, solver: writer, scorers: defaultScorers() }),
+      environment,
+      concurrency: 4,
+    });
     expect(samples.every((s) => !s.passed && /writes: expected no writes/.test(s.scores.medagentbench.explanation))).toBe(true);
   });
 });

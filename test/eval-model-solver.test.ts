@@ -5,8 +5,13 @@ import { ScenarioSchema } from '../evals/scenario.ts';
 import type { SolverContext } from '../evals/task.ts';
 
 const scenario = ScenarioSchema.parse({
-  id: 's1', category: 'latest-lab-window', patients: ['S1000001'], instruction: 'Latest potassium of S1000001?',
-  context: { now: '2025-06-15T10:00:00Z', text: '' }, expectsWrites: false, allowedTools: ['search_observations'],
+  id: 's1',
+  category: 'latest-lab-window',
+  patients: ['S1000001'],
+  instruction: 'Latest potassium of S1000001?',
+  context: { now: '2025-06-15T10:00:00Z', text: '' },
+  expectsWrites: false,
+  allowedTools: ['search_observations'],
 });
 const ctx: SolverContext = { scenario, fhir: {} as never, now: () => new Date('2025-06-15T10:00:00Z'), maxSteps: 4, epoch: 1 };
 
@@ -22,10 +27,19 @@ function endpoint(replies: Reply[]) {
 }
 const completion = (message: Record<string, unknown>, finish_reason: string, extra: Record<string, unknown> = {}) => ({
   choices: [{ index: 0, message: { role: 'assistant', ...message }, finish_reason }],
-  usage: { prompt_tokens: 100, completion_tokens: 10, prompt_tokens_details: { cached_tokens: 40 }, completion_tokens_details: { reasoning_tokens: 4 } },
+  usage: {
+    prompt_tokens: 100,
+    completion_tokens: 10,
+    prompt_tokens_details: { cached_tokens: 40 },
+    completion_tokens_details: { reasoning_tokens: 4 },
+  },
   ...extra,
 });
-const call = (name: string, args: unknown, id = `c-${name}`) => ({ id, type: 'function', function: { name, arguments: JSON.stringify(args) } });
+const call = (name: string, args: unknown, id = `c-${name}`) => ({
+  id,
+  type: 'function',
+  function: { name, arguments: JSON.stringify(args) },
+});
 
 const tools: ClientTools & { calls: string[] } = {
   calls: [],
@@ -42,15 +56,33 @@ const tools: ClientTools & { calls: string[] } = {
 describe('model solver', () => {
   it('client-tools: runs allowed tools on the pinned clock, captures the finish answer and per-call metrics', async () => {
     const ep = endpoint([
-      { body: completion({ content: null, reasoning_content: 'look it up', tool_calls: [call('search_observations', { patient: 'S1000001' }), call('order_medication', {})] }, 'tool_calls') },
+      {
+        body: completion(
+          {
+            content: null,
+            reasoning_content: 'look it up',
+            tool_calls: [call('search_observations', { patient: 'S1000001' }), call('order_medication', {})],
+          },
+          'tool_calls',
+        ),
+      },
       { body: completion({ content: null, tool_calls: [call('finish', { answer: [3.1] })] }, 'tool_calls') },
     ]);
     const out = await modelSolver({ baseUrl: 'http://m/v1', model: 'm', mode: 'client-tools', fetch: ep.fetch, tools }).solve(ctx);
     expect(out.answer).toEqual([3.1]);
     expect(tools.calls).toEqual(['search_observations@2025-06-15T10:00:00.000Z']);
-    expect(out.toolTrace.map((t) => [t.name, t.ok, t.via])).toEqual([['search_observations', true, 'client'], ['order_medication', false, 'client']]);
+    expect(out.toolTrace.map((t) => [t.name, t.ok, t.via])).toEqual([
+      ['search_observations', true, 'client'],
+      ['order_medication', false, 'client'],
+    ]);
     expect(out.modelCalls).toHaveLength(2);
-    expect(out.modelCalls[0]).toMatchObject({ finishReason: 'tool_calls', promptTokens: 100, completionTokens: 10, cachedTokens: 40, reasoningTokens: 4 });
+    expect(out.modelCalls[0]).toMatchObject({
+      finishReason: 'tool_calls',
+      promptTokens: 100,
+      completionTokens: 10,
+      cachedTokens: 40,
+      reasoningTokens: 4,
+    });
     // allowedTools filters what is offered; finish is always there.
     expect(ep.bodies[0].tools.map((t: any) => t.function.name)).toEqual(['search_observations', 'finish']);
     // The tool results went back to the model as tool messages.
@@ -59,7 +91,9 @@ describe('model solver', () => {
 
   it('accepts FINISH([...]) text and reports malformed answers as no answer', async () => {
     const ok = endpoint([{ body: completion({ content: 'The value is 3.1. FINISH([3.1])' }, 'stop') }]);
-    expect((await modelSolver({ baseUrl: 'http://m/v1', model: 'm', mode: 'client-tools', fetch: ok.fetch, tools }).solve(ctx)).answer).toEqual([3.1]);
+    expect(
+      (await modelSolver({ baseUrl: 'http://m/v1', model: 'm', mode: 'client-tools', fetch: ok.fetch, tools }).solve(ctx)).answer,
+    ).toEqual([3.1]);
     const bad = endpoint([{ body: completion({ content: null, tool_calls: [call('finish', 'not-a-list')] }, 'tool_calls') }]);
     const out = await modelSolver({ baseUrl: 'http://m/v1', model: 'm', mode: 'client-tools', fetch: bad.fetch, tools }).solve(ctx);
     expect(out.answer).toBeNull();
@@ -68,10 +102,21 @@ describe('model solver', () => {
 
   it('records endpoint failures as errors with an error finish reason, and stops at max steps', async () => {
     const failing = endpoint([{ status: 400, body: { error: { message: 'bad model' } } }]);
-    const out = await modelSolver({ baseUrl: 'http://m/v1', model: 'm', mode: 'client-tools', fetch: failing.fetch, tools, retries: 0 }).solve(ctx);
+    const out = await modelSolver({
+      baseUrl: 'http://m/v1',
+      model: 'm',
+      mode: 'client-tools',
+      fetch: failing.fetch,
+      tools,
+      retries: 0,
+    }).solve(ctx);
     expect(out.error).toMatch(/HTTP 400/);
     expect(out.modelCalls[0].finishReason).toBe('error');
-    const loop = endpoint(Array.from({ length: 10 }, () => ({ body: completion({ content: null, tool_calls: [call('search_observations', {})] }, 'tool_calls') })));
+    const loop = endpoint(
+      Array.from({ length: 10 }, () => ({
+        body: completion({ content: null, tool_calls: [call('search_observations', {})] }, 'tool_calls'),
+      })),
+    );
     const looped = await modelSolver({ baseUrl: 'http://m/v1', model: 'm', mode: 'client-tools', fetch: loop.fetch, tools }).solve(ctx);
     expect(looped.modelCalls).toHaveLength(4);
     expect(looped.answer).toBeNull();
@@ -80,18 +125,48 @@ describe('model solver', () => {
   it('gateway: reads the fhir_agent audit trail into the same trace and per-step metrics', async () => {
     const fhir_agent = {
       steps: [
-        { index: 0, usage: { prompt_tokens: 80, completion_tokens: 8, cached_tokens: 0, reasoning_tokens: 3 }, finish_reason: 'tool_calls', tool_calls: 1 },
+        {
+          index: 0,
+          usage: { prompt_tokens: 80, completion_tokens: 8, cached_tokens: 0, reasoning_tokens: 3 },
+          finish_reason: 'tool_calls',
+          tool_calls: 1,
+        },
         { index: 1, usage: { prompt_tokens: 120, completion_tokens: 6, cached_tokens: 64 }, finish_reason: 'tool_calls', tool_calls: 0 },
       ],
-      tool_calls: [{ id: 't1', name: 'search_observations', arguments: '{"patient":"S1000001"}', ok: true, fhir_requests: [], duration_ms: 5, result_bytes: 100 }],
+      tool_calls: [
+        {
+          id: 't1',
+          name: 'search_observations',
+          arguments: '{"patient":"S1000001"}',
+          ok: true,
+          fhir_requests: [],
+          duration_ms: 5,
+          result_bytes: 100,
+        },
+      ],
       written: [],
       stop_reason: 'client_tool_calls',
     };
-    const ep = endpoint([{ body: completion({ content: null, tool_calls: [call('finish', { answer: [3.1] })] }, 'tool_calls', { fhir_agent }) }]);
+    const ep = endpoint([
+      { body: completion({ content: null, tool_calls: [call('finish', { answer: [3.1] })] }, 'tool_calls', { fhir_agent }) },
+    ]);
     const out = await modelSolver({ baseUrl: 'http://gw/v1', model: 'm', mode: 'gateway', fetch: ep.fetch }).solve(ctx);
     expect(out.answer).toEqual([3.1]);
-    expect(out.toolTrace).toEqual([{ name: 'search_observations', arguments: '{"patient":"S1000001"}', ok: true, durationMs: 5, via: 'gateway', error: undefined, written: undefined }]);
-    expect(out.modelCalls.map((m) => [m.finishReason, m.promptTokens, m.cachedTokens, m.reasoningTokens])).toEqual([['tool_calls', 80, 0, 3], ['tool_calls', 120, 64, 0]]);
+    expect(out.toolTrace).toEqual([
+      {
+        name: 'search_observations',
+        arguments: '{"patient":"S1000001"}',
+        ok: true,
+        durationMs: 5,
+        via: 'gateway',
+        error: undefined,
+        written: undefined,
+      },
+    ]);
+    expect(out.modelCalls.map((m) => [m.finishReason, m.promptTokens, m.cachedTokens, m.reasoningTokens])).toEqual([
+      ['tool_calls', 80, 0, 3],
+      ['tool_calls', 120, 64, 0],
+    ]);
     // Only the finish tool is offered by the client; the gateway adds its own.
     expect(ep.bodies[0].tools.map((t: any) => t.function.name)).toEqual(['finish']);
   });

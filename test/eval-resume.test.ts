@@ -21,7 +21,14 @@ beforeAll(async () => {
   fake = await startFakeUpstream({
     handler: () => ({
       delayMs: 40,
-      body: { id: 'x', object: 'chat.completion', created: 0, model: 'slow', choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content: 'FINISH([-1])' } }], usage: { prompt_tokens: 50, completion_tokens: 5, total_tokens: 55 } },
+      body: {
+        id: 'x',
+        object: 'chat.completion',
+        created: 0,
+        model: 'slow',
+        choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content: 'FINISH([-1])' } }],
+        usage: { prompt_tokens: 50, completion_tokens: 5, total_tokens: 55 },
+      },
     }),
   });
 });
@@ -31,7 +38,25 @@ afterAll(async () => {
 });
 
 function startRun(log: string, resume: boolean) {
-  const args = ['tsx', 'evals/cli.ts', 'run', '--tasks', path.join(dir, 'tasks.json'), '--solver', 'model', '--base-url', fake.baseUrl, '--model', 'slow', '--concurrency', '2', '--log', log, '--quiet', ...(resume ? ['--resume'] : [])];
+  const args = [
+    'tsx',
+    'evals/cli.ts',
+    'run',
+    '--tasks',
+    path.join(dir, 'tasks.json'),
+    '--solver',
+    'model',
+    '--base-url',
+    fake.baseUrl,
+    '--model',
+    'slow',
+    '--concurrency',
+    '2',
+    '--log',
+    log,
+    '--quiet',
+    ...(resume ? ['--resume'] : []),
+  ];
   const child = spawn('npx', args, { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   let out = '';
   child.stdout.on('data', (d) => (out += d));

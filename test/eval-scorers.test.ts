@@ -21,7 +21,10 @@ describe('answer parsing', () => {
     expect(parseFinishArguments('{"answer":["S1"]}').answer).toEqual(['S1']);
     expect(parseFinishArguments('[42]').answer).toEqual([42]);
     expect(parseAnswerText('Done. FINISH(["Patient not found"])').answer).toEqual(['Patient not found']);
-    expect(parseAnswerText('first FINISH([1]) then FINISH([2.5, "2023-11-13T10:15:00+00:00"])').answer).toEqual([2.5, '2023-11-13T10:15:00+00:00']);
+    expect(parseAnswerText('first FINISH([1]) then FINISH([2.5, "2023-11-13T10:15:00+00:00"])').answer).toEqual([
+      2.5,
+      '2023-11-13T10:15:00+00:00',
+    ]);
     expect(parseAnswerText('```json\n[7]\n```').answer).toEqual([7]);
   });
   it('treats malformed answers as no answer', () => {
@@ -116,7 +119,10 @@ describe('FHIR action scorer', () => {
     expect(scoreFhirActions([], []).value).toBe(1);
   });
   it('survives malformed resources', () => {
-    const junk = [{ resourceType: 'Observation' }, { resourceType: 'Observation', code: 'x', valueQuantity: null }] as unknown as Resource[];
+    const junk = [
+      { resourceType: 'Observation' },
+      { resourceType: 'Observation', code: 'x', valueQuantity: null },
+    ] as unknown as Resource[];
     expect(() => scoreFhirActions(junk, [...expected, ...expected])).not.toThrow();
     expect(scoreFhirActions(junk, [...expected, ...expected]).value).toBe(0);
   });
@@ -128,7 +134,14 @@ describe('trajectory scorer', () => {
     rawAnswer: null,
     transcript: [],
     toolTrace: tools.map((name) => ({ name, arguments: '{}', ok: true, via: 'client' as const })),
-    modelCalls: Array.from({ length: steps }, () => ({ finishReason: 'tool_calls' as const, promptTokens: 0, completionTokens: 0, reasoningTokens: 0, cachedTokens: 0, latencyMs: 0 })),
+    modelCalls: Array.from({ length: steps }, () => ({
+      finishReason: 'tool_calls' as const,
+      promptTokens: 0,
+      completionTokens: 0,
+      reasoningTokens: 0,
+      cachedTokens: 0,
+      latencyMs: 0,
+    })),
   });
   it('checks required and forbidden tools and the step budget', () => {
     const spec = { requiredTools: ['search_observations'], forbiddenTools: ['order_medication'], maxSteps: 3 };
@@ -141,21 +154,41 @@ describe('trajectory scorer', () => {
 
 describe('model-graded scorer', () => {
   const scenario = ScenarioSchema.parse({
-    id: 'mg1', category: 'c', instruction: 'Summarise', context: { now: '2025-06-15T10:00:00Z' },
-    expected: { kind: 'model-graded', rubric: 'mentions potassium' }, expectsWrites: false,
+    id: 'mg1',
+    category: 'c',
+    instruction: 'Summarise',
+    context: { now: '2025-06-15T10:00:00Z' },
+    expected: { kind: 'model-graded', rubric: 'mentions potassium' },
+    expectsWrites: false,
   });
   const ctx = (answer: unknown[] | null) => ({
-    scenario, writes: [], fhir: undefined as never, now: new Date(), clockPinned: true,
+    scenario,
+    writes: [],
+    fhir: undefined as never,
+    now: new Date(),
+    clockPinned: true,
     output: { answer, rawAnswer: null, transcript: [], toolTrace: [], modelCalls: [] },
   });
   const judge = (content: string, status = 200): typeof fetch =>
     (async () => new Response(JSON.stringify({ choices: [{ message: { content } }] }), { status })) as typeof fetch;
   it('passes on GRADE: C, fails on GRADE: I, and fails cleanly when the judge misbehaves', async () => {
-    expect((await modelGradedScorer({ baseUrl: 'http://judge/v1', model: 'j', fetch: judge('ok\nGRADE: C') }).score(ctx(['K is 3.1'])))!.value).toBe(1);
-    expect((await modelGradedScorer({ baseUrl: 'http://judge/v1', model: 'j', fetch: judge('GRADE: I') }).score(ctx(['x'])))!.value).toBe(0);
-    expect((await modelGradedScorer({ baseUrl: 'http://judge/v1', model: 'j', fetch: judge('no idea') }).score(ctx(null)))!.explanation).toMatch(/no grade/);
-    expect((await modelGradedScorer({ baseUrl: 'http://judge/v1', model: 'j', fetch: judge('', 500) }).score(ctx(null)))!.explanation).toMatch(/HTTP 500/);
-    const boom = (async () => { throw new Error('refused'); }) as typeof fetch;
-    expect((await modelGradedScorer({ baseUrl: 'http://judge/v1', model: 'j', fetch: boom }).score(ctx(null)))!.explanation).toMatch(/refused/);
+    expect(
+      (await modelGradedScorer({ baseUrl: 'http://judge/v1', model: 'j', fetch: judge('ok\nGRADE: C') }).score(ctx(['K is 3.1'])))!.value,
+    ).toBe(1);
+    expect((await modelGradedScorer({ baseUrl: 'http://judge/v1', model: 'j', fetch: judge('GRADE: I') }).score(ctx(['x'])))!.value).toBe(
+      0,
+    );
+    expect(
+      (await modelGradedScorer({ baseUrl: 'http://judge/v1', model: 'j', fetch: judge('no idea') }).score(ctx(null)))!.explanation,
+    ).toMatch(/no grade/);
+    expect(
+      (await modelGradedScorer({ baseUrl: 'http://judge/v1', model: 'j', fetch: judge('', 500) }).score(ctx(null)))!.explanation,
+    ).toMatch(/HTTP 500/);
+    const boom = (async () => {
+      throw new Error('refused');
+    }) as typeof fetch;
+    expect((await modelGradedScorer({ baseUrl: 'http://judge/v1', model: 'j', fetch: boom }).score(ctx(null)))!.explanation).toMatch(
+      /refused/,
+    );
   });
 });

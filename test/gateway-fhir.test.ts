@@ -18,7 +18,10 @@ describe('/fhir on the gateway', () => {
     const anonymous = await get('/Patient?_count=1', null);
     expect(anonymous.status).toBe(401);
     // FHIR clients get an OperationOutcome, not the OpenAI envelope.
-    expect(await anonymous.json()).toMatchObject({ resourceType: 'OperationOutcome', issue: [{ severity: 'error', code: 'login', diagnostics: expect.stringContaining('API key') }] });
+    expect(await anonymous.json()).toMatchObject({
+      resourceType: 'OperationOutcome',
+      issue: [{ severity: 'error', code: 'login', diagnostics: expect.stringContaining('API key') }],
+    });
     expect((await get('/Patient?_count=1', 'sk-wrong-key')).status).toBe(401);
     const ok = await get('/Patient?_count=1');
     expect(ok.status).toBe(200);
@@ -56,7 +59,11 @@ describe('/fhir on the gateway', () => {
 
   it('rejects an invalid resource on create and takes a transaction bundle at the base', async () => {
     const headers = { authorization: `Bearer ${gw.apiKey}`, 'content-type': 'application/fhir+json' };
-    const bad = await fetch(`${gw.baseUrl}/fhir/Observation`, { method: 'POST', headers, body: JSON.stringify({ resourceType: 'Observation', colour: 'blue' }) });
+    const bad = await fetch(`${gw.baseUrl}/fhir/Observation`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ resourceType: 'Observation', colour: 'blue' }),
+    });
     expect(bad.status).toBe(400);
     const empty = await fetch(`${gw.baseUrl}/fhir`, {
       method: 'POST',
@@ -72,9 +79,18 @@ describe('/fhir on the gateway', () => {
         resourceType: 'Bundle',
         type: 'transaction',
         entry: [
-          { fullUrl: 'urn:uuid:7f0c6a52-0000-4000-8000-000000000001', resource: { resourceType: 'Patient', name: [{ family: 'Txtest' }] }, request: { method: 'POST', url: 'Patient' } },
           {
-            resource: { resourceType: 'Observation', status: 'final', code: { text: 'note' }, subject: { reference: 'urn:uuid:7f0c6a52-0000-4000-8000-000000000001' } },
+            fullUrl: 'urn:uuid:7f0c6a52-0000-4000-8000-000000000001',
+            resource: { resourceType: 'Patient', name: [{ family: 'Txtest' }] },
+            request: { method: 'POST', url: 'Patient' },
+          },
+          {
+            resource: {
+              resourceType: 'Observation',
+              status: 'final',
+              code: { text: 'note' },
+              subject: { reference: 'urn:uuid:7f0c6a52-0000-4000-8000-000000000001' },
+            },
             request: { method: 'POST', url: 'Observation' },
           },
         ],

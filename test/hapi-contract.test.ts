@@ -14,7 +14,9 @@ import { script, toolMessages } from './support/agent-kit.ts';
 import { startGateway, type RunningGateway } from './support/gateway-harness.ts';
 
 // undefined when vitest.config.ts does not list the global setup: nothing to test against, so skip and say why.
-const hapi: ProvidedHapiBackend = inject('hapiBackend') ?? { skip: 'test/support/fhir-backends-setup.ts is not a globalSetup in vitest.config.ts' };
+const hapi: ProvidedHapiBackend = inject('hapiBackend') ?? {
+  skip: 'test/support/fhir-backends-setup.ts is not a globalSetup in vitest.config.ts',
+};
 const baseUrl = 'baseUrl' in hapi ? hapi.baseUrl : '';
 if ('skip' in hapi) console.warn(`[hapi contract] skipping: ${hapi.skip}`);
 else if (baseUrl) console.warn(`[hapi contract] HAPI (${'kind' in hapi && hapi.kind}) at ${baseUrl}`);
@@ -57,19 +59,36 @@ describe.skipIf('skip' in hapi)('HAPI FHIR', () => {
     it('a lookup, a lab search on HAPI, then the answer (openai SDK)', async () => {
       const s = script(gw, [
         { toolCalls: [{ id: 'h-1', name: 'find_patients', args: { family: 'Iwasaki', birthdate: BIRTH_DATE } }] },
-        { toolCalls: [{ id: 'h-2', name: 'search_observations', args: { patient: 'S1000002', code: 'http://loinc.org|4548-4', count: 1 } }] },
+        {
+          toolCalls: [{ id: 'h-2', name: 'search_observations', args: { patient: 'S1000002', code: 'http://loinc.org|4548-4', count: 1 } }],
+        },
         (req) => ({ content: `HbA1c ${toolMessages(req.body).at(-1)!.result.content.results[0].value.value} %` }),
       ]);
-      const r = await gw.client.chat.completions.create({ model: gw.model, messages: [{ role: 'user', content: 'Latest HbA1c of Farrah Iwasaki?' }] });
+      const r = await gw.client.chat.completions.create({
+        model: gw.model,
+        messages: [{ role: 'user', content: 'Latest HbA1c of Farrah Iwasaki?' }],
+      });
       expect(r.choices[0]!.message.content).toBe('HbA1c 6.4 %');
       const [found] = toolMessages(s.bodies()[1]);
       expect(found.result.content.results.map((p: { id: string }) => p.id)).toContain('S1000002');
-      const audit = (r as unknown as { fhir_agent: { tool_calls: Array<{ fhir_requests: Array<{ url: string; status: number }> }> } }).fhir_agent;
-      expect(audit.tool_calls.flatMap((c) => c.fhir_requests.map((f) => [f.url.startsWith(baseUrl), f.status]))).toEqual([[true, 200], [true, 200]]);
+      const audit = (r as unknown as { fhir_agent: { tool_calls: Array<{ fhir_requests: Array<{ url: string; status: number }> }> } })
+        .fhir_agent;
+      expect(audit.tool_calls.flatMap((c) => c.fhir_requests.map((f) => [f.url.startsWith(baseUrl), f.status]))).toEqual([
+        [true, 200],
+        [true, 200],
+      ]);
     });
 
     it('a write tool creates the resource on HAPI exactly once, even when the call is retried', async () => {
-      const call = { id: 'h-write-1', name: 'record_observation', args: { patient: 'S1000002', code: { system: 'http://loinc.org', code: '8867-4', display: 'Heart rate' }, value_quantity: { value: 71, unit: '/min' } } };
+      const call = {
+        id: 'h-write-1',
+        name: 'record_observation',
+        args: {
+          patient: 'S1000002',
+          code: { system: 'http://loinc.org', code: '8867-4', display: 'Heart rate' },
+          value_quantity: { value: 71, unit: '/min' },
+        },
+      };
       for (let i = 0; i < 2; i++) {
         script(gw, [{ toolCalls: [call] }, { content: 'Recorded.' }]);
         const r = await gw.client.chat.completions.create({ model: gw.model, messages: [{ role: 'user', content: 'Record HR 71.' }] });

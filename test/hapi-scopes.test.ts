@@ -14,7 +14,9 @@ import type { ProvidedHapiBackend } from './support/fhir-backends-setup.ts';
 import { script, toolMessages, toolNames } from './support/agent-kit.ts';
 import { startGateway, type RunningGateway } from './support/gateway-harness.ts';
 
-const hapi: ProvidedHapiBackend = inject('hapiBackend') ?? { skip: 'test/support/fhir-backends-setup.ts is not a globalSetup in vitest.config.ts' };
+const hapi: ProvidedHapiBackend = inject('hapiBackend') ?? {
+  skip: 'test/support/fhir-backends-setup.ts is not a globalSetup in vitest.config.ts',
+};
 const baseUrl = 'baseUrl' in hapi ? hapi.baseUrl : '';
 if ('skip' in hapi) console.warn(`[hapi scopes] skipping: ${hapi.skip}`);
 
@@ -32,19 +34,36 @@ describe.skipIf('skip' in hapi)('scopes on the tools with HAPI FHIR', () => {
   }
   let gw: RunningGateway;
   const chat = (k: string) =>
-    new OpenAI({ baseURL: `${gw.baseUrl}/v1`, apiKey: k, maxRetries: 0, timeout: 60_000 }).chat.completions.create({ model: gw.model, messages: [{ role: 'user', content: 'go' }] }) as Promise<any>;
+    new OpenAI({ baseURL: `${gw.baseUrl}/v1`, apiKey: k, maxRetries: 0, timeout: 60_000 }).chat.completions.create({
+      model: gw.model,
+      messages: [{ role: 'user', content: 'go' }],
+    }) as Promise<any>;
 
   beforeAll(async () => {
     const dir = mkdtempSync(join(tmpdir(), 'hapi-scopes-'));
     const keyFile = join(dir, 'keys.yaml');
     writeFileSync(keyFile, `keys:\n${made.reader.entry}\n${made.ward.entry}\n`);
-    gw = await startGateway({ env: { SERVER_TOOLS: 'true', FHIR_BASE_URL: baseUrl, FHIR_WRITE_TOOLS: 'true', API_KEYS_FILE: keyFile, AUDIT_SINK: 'fhir' } });
+    gw = await startGateway({
+      env: { SERVER_TOOLS: 'true', FHIR_BASE_URL: baseUrl, FHIR_WRITE_TOOLS: 'true', API_KEYS_FILE: keyFile, AUDIT_SINK: 'fhir' },
+    });
   });
   afterAll(() => gw?.close());
 
   it('a key without write scope is not offered the write tools; a write call is forbidden before HAPI sees it', async () => {
     const s = script(gw, [
-      { toolCalls: [{ id: `hw-${run}`, name: 'record_observation', args: { patient: 'S1000002', code: { system: 'http://loinc.org', code: '8867-4' }, value_quantity: { value: 72, unit: '/min' } } }] },
+      {
+        toolCalls: [
+          {
+            id: `hw-${run}`,
+            name: 'record_observation',
+            args: {
+              patient: 'S1000002',
+              code: { system: 'http://loinc.org', code: '8867-4' },
+              value_quantity: { value: 72, unit: '/min' },
+            },
+          },
+        ],
+      },
       { content: 'Not recorded.' },
     ]);
     const res = await chat(made.reader.key);
@@ -87,12 +106,23 @@ describe.skipIf('skip' in hapi)('scopes on the tools with HAPI FHIR', () => {
     if (events.length < 4) {
       // hapi-contract.test.ts empties the shared server once ($expunge) when it starts; if that fell between the
       // previous test and this one, make the records again.
-      script(gw, [{ toolCalls: [{ id: 'h-5', name: 'read_resource', args: { resourceType: 'Patient', id: 'S1000001' } }, { id: 'h-6', name: 'search_observations', args: { patient: 'S1000002' } }] }, { content: 'ok' }]);
+      script(gw, [
+        {
+          toolCalls: [
+            { id: 'h-5', name: 'read_resource', args: { resourceType: 'Patient', id: 'S1000001' } },
+            { id: 'h-6', name: 'search_observations', args: { patient: 'S1000002' } },
+          ],
+        },
+        { content: 'ok' },
+      ]);
       await chat(made.ward.key);
       events = await auditOf();
     }
     const refused = events.find((e) => e.outcome === '4' && e.subtype?.[0]?.code === 'read');
-    expect(refused).toMatchObject({ outcomeDesc: expect.stringMatching(/^403 denied/), agent: [{ altId: `ward-${run}` }, { who: { display: 'fhir-agent-gateway tool read_resource' } }] });
+    expect(refused).toMatchObject({
+      outcomeDesc: expect.stringMatching(/^403 denied/),
+      agent: [{ altId: `ward-${run}` }, { who: { display: 'fhir-agent-gateway tool read_resource' } }],
+    });
     // Patient/S1000001 may not exist on HAPI, which refuses references to unknown resources: then the record
     // names it as the entity's name instead (AUDIT_SINK=fhir docs).
     const names = (refused!.entity ?? []).map((x) => x.what?.reference ?? x.name);

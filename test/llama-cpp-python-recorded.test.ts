@@ -3,7 +3,12 @@
 // test/llama-cpp-python/record-fixtures.ts). One test per failure the issue reported; each asserts the fixed
 // behaviour. No network, no model: runs in `npm test`.
 import type OpenAI from 'openai';
-import type { ChatCompletion, ChatCompletionChunk, ChatCompletionCreateParamsNonStreaming, ChatCompletionCreateParamsStreaming } from 'openai/resources/chat/completions';
+import type {
+  ChatCompletion,
+  ChatCompletionChunk,
+  ChatCompletionCreateParamsNonStreaming,
+  ChatCompletionCreateParamsStreaming,
+} from 'openai/resources/chat/completions';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { tools as allTools } from '../tools/index.ts';
 import { startGateway, type RunningGateway } from './support/gateway-harness.ts';
@@ -18,7 +23,8 @@ const bodyOf = (name: string) => fixture(name).response!.body as Json;
 /** The gateway's extension fields on top of OpenAI's. */
 type Extended = { server_tools?: boolean; thinking?: { type: 'enabled' | 'disabled' } };
 const create = (p: ChatCompletionCreateParamsNonStreaming & Extended) => p as ChatCompletionCreateParamsNonStreaming & Extended;
-const createStream = (p: Omit<ChatCompletionCreateParamsStreaming, 'stream'> & Extended) => ({ ...p, stream: true }) as ChatCompletionCreateParamsStreaming & Extended;
+const createStream = (p: Omit<ChatCompletionCreateParamsStreaming, 'stream'> & Extended) =>
+  ({ ...p, stream: true }) as ChatCompletionCreateParamsStreaming & Extended;
 /** Plain pass-through requests: the recorded exchanges without tools were made without the FHIR tool prompt. */
 const PLAIN = { server_tools: false } as const;
 
@@ -52,11 +58,14 @@ function systemText(body: Json): string {
 
 /** The request with each tool signature in the system prompt's <tools> block reduced to its name. */
 function signaturesByName(body: Json): Json {
-  const names = (block: string) => [...block.matchAll(/\{"type": "function", "function": \{"name": "([^"]+)"/g)].map((m) => m[1]).join(', ');
+  const names = (block: string) =>
+    [...block.matchAll(/\{"type": "function", "function": \{"name": "([^"]+)"/g)].map((m) => m[1]).join(', ');
   return {
     ...body,
     messages: body.messages.map((m: Json) =>
-      m.role === 'system' && typeof m.content === 'string' ? { ...m, content: m.content.replace(/<tools>\n[\s\S]*?\n<\/tools>/, (block: string) => `<tools>${names(block)}</tools>`) } : m,
+      m.role === 'system' && typeof m.content === 'string'
+        ? { ...m, content: m.content.replace(/<tools>\n[\s\S]*?\n<\/tools>/, (block: string) => `<tools>${names(block)}</tools>`) }
+        : m,
     ),
   };
 }
@@ -115,7 +124,16 @@ describe('llama-cpp-python (recorded): issue 9', () => {
 
     upstream.replay('chat-stream');
     const chunks = await collect(
-      await client.chat.completions.create(createStream({ model: gw.model, messages: VEGETABLES, temperature: 0, max_tokens: 60, stream_options: { include_usage: true }, ...PLAIN })),
+      await client.chat.completions.create(
+        createStream({
+          model: gw.model,
+          messages: VEGETABLES,
+          temperature: 0,
+          max_tokens: 60,
+          stream_options: { include_usage: true },
+          ...PLAIN,
+        }),
+      ),
     );
 
     const sent = upstream.requests[0]!.body as Json;
@@ -145,7 +163,11 @@ describe('llama-cpp-python (recorded): issue 9', () => {
     const res = await client.chat.completions.create(request);
 
     const reported = bodyOf('prefix-cache-repeat').usage;
-    expect(res.usage).toMatchObject({ prompt_tokens: reported.prompt_tokens, completion_tokens: reported.completion_tokens, total_tokens: reported.total_tokens });
+    expect(res.usage).toMatchObject({
+      prompt_tokens: reported.prompt_tokens,
+      completion_tokens: reported.completion_tokens,
+      total_tokens: reported.total_tokens,
+    });
     // 0 would be a claim ("nothing was cached") the server never made; the log shows the opposite.
     expect(res.usage?.prompt_tokens_details?.cached_tokens ?? null).toBeNull();
   });
@@ -155,7 +177,13 @@ describe('llama-cpp-python (recorded): issue 9', () => {
 
     upstream.replay('prompted-tool-call', 'prompted-tool-call-answer');
     const res = (await client.chat.completions.create(
-      create({ model: gw.model, messages: [{ role: 'user', content: TOOL_PROMPT }], temperature: 0.5, seed: seedOf('prompted-tool-call'), max_tokens: 150 }),
+      create({
+        model: gw.model,
+        messages: [{ role: 'user', content: TOOL_PROMPT }],
+        temperature: 0.5,
+        seed: seedOf('prompted-tool-call'),
+        max_tokens: 150,
+      }),
     )) as ChatCompletion & { fhir_agent: Json };
 
     const [step1, step2] = upstream.requests.map((r) => r.body as Json);
@@ -182,7 +210,13 @@ describe('llama-cpp-python (recorded): issue 9', () => {
     upstream.replay('prompted-tool-call-stream', 'prompted-tool-call-stream-answer');
     const chunks = await collect(
       await client.chat.completions.create(
-        createStream({ model: gw.model, messages: [{ role: 'user', content: TOOL_PROMPT }], temperature: 0.5, seed: seedOf('prompted-tool-call-stream'), max_tokens: 150 }),
+        createStream({
+          model: gw.model,
+          messages: [{ role: 'user', content: TOOL_PROMPT }],
+          temperature: 0.5,
+          seed: seedOf('prompted-tool-call-stream'),
+          max_tokens: 150,
+        }),
       ),
     );
     expect(upstream.requests[0]!.body).not.toHaveProperty('tools');
@@ -203,7 +237,14 @@ describe('llama-cpp-python (recorded): issue 9', () => {
     // auto → prompted: no `tools` field at all, so the server builds no grammar; the prompt's schemas carry no pattern.
     upstream.replay('prompted-tool-call', 'prompted-tool-call-answer');
     await client.chat.completions.create(
-      create({ model: gw.model, messages: [{ role: 'user', content: TOOL_PROMPT }], temperature: 0.5, seed: seedOf('prompted-tool-call'), max_tokens: 150, tool_choice: FORCED_SEARCH }),
+      create({
+        model: gw.model,
+        messages: [{ role: 'user', content: TOOL_PROMPT }],
+        temperature: 0.5,
+        seed: seedOf('prompted-tool-call'),
+        max_tokens: 150,
+        tool_choice: FORCED_SEARCH,
+      }),
     );
     const prompted = upstream.requests[0]!.body as Json;
     expect(prompted).not.toHaveProperty('tools');
@@ -217,7 +258,13 @@ describe('llama-cpp-python (recorded): issue 9', () => {
       upstream.requests.length = 0;
       upstream.replay('forced-tool-choice-portable');
       const res = (await native.client.chat.completions.create(
-        create({ model: native.model, messages: [{ role: 'user', content: 'What is the latest potassium result for patient S1000001?' }], temperature: 0, max_tokens: 200, tool_choice: FORCED_SEARCH }),
+        create({
+          model: native.model,
+          messages: [{ role: 'user', content: 'What is the latest potassium result for patient S1000001?' }],
+          temperature: 0,
+          max_tokens: 200,
+          tool_choice: FORCED_SEARCH,
+        }),
       )) as ChatCompletion & { fhir_agent: Json };
       const sent = upstream.requests[0]!.body as Json;
       expect(sent.tool_choice).toEqual(FORCED_SEARCH);
@@ -228,7 +275,14 @@ describe('llama-cpp-python (recorded): issue 9', () => {
       // Were it to die anyway, the client gets the OpenAI error envelope, not a hang or a reset.
       upstream.replay('forced-tool-choice-pattern');
       const err = await native.client.chat.completions
-        .create(create({ model: native.model, messages: [{ role: 'user', content: 'What is the latest potassium result for patient S1000001?' }], max_tokens: 200, tool_choice: FORCED_SEARCH }))
+        .create(
+          create({
+            model: native.model,
+            messages: [{ role: 'user', content: 'What is the latest potassium result for patient S1000001?' }],
+            max_tokens: 200,
+            tool_choice: FORCED_SEARCH,
+          }),
+        )
         .catch((e: unknown) => e);
       expect(err).toMatchObject({ status: 502 });
     } finally {
@@ -241,13 +295,23 @@ describe('llama-cpp-python (recorded): issue 9', () => {
 
     upstream.replay('thinking-inline');
     const { data, response } = await client.chat.completions
-      .create(create({ model: gw.model, messages: THINK_SHOTS, temperature: 0.7, seed: seedOf('thinking-inline'), max_tokens: 40, thinking: { type: 'disabled' }, ...PLAIN }))
+      .create(
+        create({
+          model: gw.model,
+          messages: THINK_SHOTS,
+          temperature: 0.7,
+          seed: seedOf('thinking-inline'),
+          max_tokens: 40,
+          thinking: { type: 'disabled' },
+          ...PLAIN,
+        }),
+      )
       .withResponse();
 
     const sent = upstream.requests[0]!.body as Json;
     // No switch this server would silently drop (vLLM's chat_template_kwargs, Ollama's think, DeepSeek's thinking).
     for (const field of ['chat_template_kwargs', 'think', 'thinking', 'enable_thinking']) expect(sent).not.toHaveProperty(field);
-    const message = data.choices[0]!.message as typeof data.choices[0]['message'] & { reasoning_content?: string };
+    const message = data.choices[0]!.message as (typeof data.choices)[0]['message'] & { reasoning_content?: string };
     expect(message.reasoning_content ?? null).toBeNull();
     expect(message.content).not.toContain('<think>');
     expect(message.content).toBe(bodyOf('thinking-inline').choices[0].message.content.replace(/^<think>[\s\S]*?<\/think>/, ''));
@@ -261,10 +325,24 @@ describe('llama-cpp-python (recorded): issue 9', () => {
     upstream.replay('chat-max-tokens', 'thinking-inline', 'prompted-tool-call', 'prompted-tool-call-answer');
     await client.chat.completions.create(create({ model: gw.model, messages: STORY, temperature: 0, max_tokens: 5, ...PLAIN }));
     await client.chat.completions.create(
-      create({ model: gw.model, messages: THINK_SHOTS, temperature: 0.7, seed: seedOf('thinking-inline'), max_tokens: 40, thinking: { type: 'disabled' }, ...PLAIN }),
+      create({
+        model: gw.model,
+        messages: THINK_SHOTS,
+        temperature: 0.7,
+        seed: seedOf('thinking-inline'),
+        max_tokens: 40,
+        thinking: { type: 'disabled' },
+        ...PLAIN,
+      }),
     );
     await client.chat.completions.create(
-      create({ model: gw.model, messages: [{ role: 'user', content: TOOL_PROMPT }], temperature: 0.5, seed: seedOf('prompted-tool-call'), max_tokens: 150 }),
+      create({
+        model: gw.model,
+        messages: [{ role: 'user', content: TOOL_PROMPT }],
+        temperature: 0.5,
+        seed: seedOf('prompted-tool-call'),
+        max_tokens: 150,
+      }),
     );
     const sent = upstream.requests.map((r) => r.body);
     expect(sent[0]).toEqual(fixture('chat-max-tokens').request.body);

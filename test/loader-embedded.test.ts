@@ -98,18 +98,29 @@ describe('loader CLI', () => {
   it('loads, prints a summary, and exits 1 with per-entry errors', async () => {
     const stdout = capture();
     const stderr = capture();
-    const deps = { env: { FHIR_BASE_URL: running.baseUrl }, stdout: stdout.stream, stderr: stderr.stream, createClient: () => running.client };
+    const deps = {
+      env: { FHIR_BASE_URL: running.baseUrl },
+      stdout: stdout.stream,
+      stderr: stderr.stream,
+      createClient: () => running.client,
+    };
     expect(await runLoaderCli([fhirDir], deps)).toBe(0);
-    expect(stdout.out.join('')).toMatch(new RegExp(`Loaded 3 file\\(s\\) into ${running.baseUrl} in [\\d.]+s: 9 entries, .* 0 error\\(s\\)`));
+    expect(stdout.out.join('')).toMatch(
+      new RegExp(`Loaded 3 file\\(s\\) into ${running.baseUrl} in [\\d.]+s: 9 entries, .* 0 error\\(s\\)`),
+    );
     expect(stderr.out.join('')).toMatch(/9\/9 entries, files 3\/3/);
     expect(await runLoaderCli([fhirDir, join(dir, 'nope.json')], deps)).toBe(1);
     expect(stderr.out.join('')).toMatch(/error: .*nope\.json: cannot read/);
   });
 
   it('runs as `tsx src/fhir/loader-cli.ts` against a real URL', async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/fhir/loader-cli.ts', '--fhir-base-url', running.baseUrl, '--no-progress', fhirDir], {
-      env: { ...process.env, FHIR_BASE_URL: '' },
-    });
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', 'src/fhir/loader-cli.ts', '--fhir-base-url', running.baseUrl, '--no-progress', fhirDir],
+      {
+        env: { ...process.env, FHIR_BASE_URL: '' },
+      },
+    );
     let stdout = '';
     child.stdout.on('data', (d) => (stdout += d));
     const code = await new Promise<number | null>((resolve) => child.on('close', resolve));

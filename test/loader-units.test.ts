@@ -22,12 +22,26 @@ function fakeClient(opts: { failBatch?: Error } = {}) {
   const calls: Array<{ type: string; size: number }> = [];
   let searches = 0;
   const apply = (e: BundleEntry): BundleEntry => {
-    if ((e.resource as { birthDate?: string })?.birthDate === 'bogus') return { response: { status: '400 Bad Request', outcome: { resourceType: 'OperationOutcome', issue: [{ severity: 'error', code: 'not-supported', diagnostics: 'Invalid birthDate' }] } } };
+    if ((e.resource as { birthDate?: string })?.birthDate === 'bogus')
+      return {
+        response: {
+          status: '400 Bad Request',
+          outcome: {
+            resourceType: 'OperationOutcome',
+            issue: [{ severity: 'error', code: 'not-supported', diagnostics: 'Invalid birthDate' }],
+          },
+        },
+      };
     const key = e.request!.url;
     const existed = store.has(key);
     const same = existed && JSON.stringify(store.get(key)) === JSON.stringify(e.resource);
     store.set(key, e.resource as Resource);
-    const outcome = same ? { resourceType: 'OperationOutcome', issue: [{ severity: 'information', code: 'informational', details: { coding: [{ code: 'SUCCESSFUL_UPDATE_NO_CHANGE' }] } }] } : undefined;
+    const outcome = same
+      ? {
+          resourceType: 'OperationOutcome',
+          issue: [{ severity: 'information', code: 'informational', details: { coding: [{ code: 'SUCCESSFUL_UPDATE_NO_CHANGE' }] } }],
+        }
+      : undefined;
     return { response: { status: existed ? '200 OK' : '201 Created', outcome } as BundleEntry['response'] };
   };
   const client: FhirClient = {
@@ -41,7 +55,11 @@ function fakeClient(opts: { failBatch?: Error } = {}) {
       searches++;
       const [system, value] = String((params.identifier as string[])[0]).split('|');
       const resources = [...store.values()].filter(
-        (r) => r.resourceType === type && (r as { identifier?: Array<{ system?: string; value?: string }> }).identifier?.some((i) => i.system === system && i.value === value),
+        (r) =>
+          r.resourceType === type &&
+          (r as { identifier?: Array<{ system?: string; value?: string }> }).identifier?.some(
+            (i) => i.system === system && i.value === value,
+          ),
       );
       return { resources: resources as never[], truncated: false, pages: 1 };
     },
@@ -90,7 +108,16 @@ describe('planLoadFiles', () => {
   it('orders Synthea info bundles and NDJSON types by reference dependencies', async () => {
     const d = join(dir, 'plan');
     await mkdir(join(d, 'nested'), { recursive: true });
-    for (const name of ['Aaron_1.json', 'practitionerInformation1.json', 'hospitalInformation1.json', 'Observation.ndjson.gz', 'Patient.000.ndjson', 'Organization.ndjson', 'notes.txt', 'nested/Encounter.ndjson']) {
+    for (const name of [
+      'Aaron_1.json',
+      'practitionerInformation1.json',
+      'hospitalInformation1.json',
+      'Observation.ndjson.gz',
+      'Patient.000.ndjson',
+      'Organization.ndjson',
+      'notes.txt',
+      'nested/Encounter.ndjson',
+    ]) {
       await writeFile(join(d, name), '');
     }
     const plan = await planLoadFiles([d, join(dir, 'missing.json')]);
@@ -108,7 +135,11 @@ describe('planLoadFiles', () => {
 describe('reference resolver', () => {
   it('resolves urns, fullUrls and conditional references, and reports what it cannot', async () => {
     const fake = fakeClient();
-    fake.store.set('Organization/o1', { resourceType: 'Organization', id: 'o1', identifier: [{ system: 'urn:org', value: 'A' }] } as Resource);
+    fake.store.set('Organization/o1', {
+      resourceType: 'Organization',
+      id: 'o1',
+      identifier: [{ system: 'urn:org', value: 'A' }],
+    } as Resource);
     const resolver = createReferenceResolver({ client: fake.client });
     const local = emptyLocalIndex();
     indexResource(local, { resourceType: 'Patient', id: 'p1', identifier: [{ system: 'urn:mrn', value: 'M1' }] }, 'urn:uuid:p1');
@@ -145,14 +176,29 @@ describe('reference resolver', () => {
 
 describe('loadFhirFiles (fake client)', () => {
   const bundle = (entries: unknown[], type = 'transaction') => JSON.stringify({ resourceType: 'Bundle', type, entry: entries });
-  const post = (resource: object, fullUrl?: string) => ({ fullUrl, resource, request: { method: 'POST', url: (resource as Resource).resourceType } });
+  const post = (resource: object, fullUrl?: string) => ({
+    fullUrl,
+    resource,
+    request: { method: 'POST', url: (resource as Resource).resourceType },
+  });
 
   it('falls back to a batch when a transaction fails, and counts created, updated and unchanged', async () => {
     const fake = fakeClient();
     const file = join(dir, 'mixed.json');
-    await writeFile(file, bundle([post({ resourceType: 'Patient', id: 'p1' }), post({ resourceType: 'Patient', id: 'b1', birthDate: 'bogus' }), post({ resourceType: 'Bogus', id: 'b2' }), post({ resourceType: 'Observation', id: 'o1', subject: { reference: 'Patient/p1' } })]));
+    await writeFile(
+      file,
+      bundle([
+        post({ resourceType: 'Patient', id: 'p1' }),
+        post({ resourceType: 'Patient', id: 'b1', birthDate: 'bogus' }),
+        post({ resourceType: 'Bogus', id: 'b2' }),
+        post({ resourceType: 'Observation', id: 'o1', subject: { reference: 'Patient/p1' } }),
+      ]),
+    );
     const first = await loadFhirFiles({ client: fake.client, files: [file] });
-    expect(fake.calls).toEqual([{ type: 'transaction', size: 3 }, { type: 'batch', size: 3 }]);
+    expect(fake.calls).toEqual([
+      { type: 'transaction', size: 3 },
+      { type: 'batch', size: 3 },
+    ]);
     expect(first).toMatchObject({ files: 1, entries: 4, created: 2, updated: 0, unchanged: 0 });
     expect(first.errors).toEqual([
       { file, entryIndex: 1, message: 'HTTP 400 Bad Request: Invalid birthDate' },
@@ -165,10 +211,21 @@ describe('loadFhirFiles (fake client)', () => {
   it('reports every entry of a chunk when the server cannot be reached, and keeps going', async () => {
     const fake = fakeClient({ failBatch: new TypeError('fetch failed', { cause: new Error('connect ECONNREFUSED') }) });
     const file = join(dir, 'Patient.ndjson');
-    await writeFile(file, `${JSON.stringify({ resourceType: 'Patient', id: 'a' })}\n${JSON.stringify({ resourceType: 'Patient', id: 'b' })}\n${JSON.stringify({ resourceType: 'Patient', id: 'c' })}\n`);
+    await writeFile(
+      file,
+      `${JSON.stringify({ resourceType: 'Patient', id: 'a' })}\n${JSON.stringify({ resourceType: 'Patient', id: 'b' })}\n${JSON.stringify({ resourceType: 'Patient', id: 'c' })}\n`,
+    );
     const progress: number[] = [];
-    const report = await loadFhirFiles({ client: fake.client, files: [file], chunkSize: 2, onProgress: (p) => progress.push(p.entriesDone) });
-    expect(fake.calls).toEqual([{ type: 'batch', size: 2 }, { type: 'batch', size: 1 }]);
+    const report = await loadFhirFiles({
+      client: fake.client,
+      files: [file],
+      chunkSize: 2,
+      onProgress: (p) => progress.push(p.entriesDone),
+    });
+    expect(fake.calls).toEqual([
+      { type: 'batch', size: 2 },
+      { type: 'batch', size: 1 },
+    ]);
     expect(report.errors.map((e) => [e.entryIndex, e.message])).toEqual([
       [0, 'fetch failed (connect ECONNREFUSED)'],
       [1, 'fetch failed (connect ECONNREFUSED)'],
@@ -186,14 +243,24 @@ describe('progress bar', () => {
   it('redraws in place on a TTY and prints throttled plain lines otherwise', () => {
     let t = 0;
     const tty: string[] = [];
-    const bar = createProgressBar({ stream: { isTTY: true, columns: 200, write: (s) => tty.push(s) }, render: formatLoadProgress, fraction: loadFraction, now: () => t });
+    const bar = createProgressBar({
+      stream: { isTTY: true, columns: 200, write: (s) => tty.push(s) },
+      render: formatLoadProgress,
+      fraction: loadFraction,
+      now: () => t,
+    });
     t = 1000;
     bar.update(p);
     bar.done();
     expect(tty[0]).toMatch(/^\r\[/);
     expect(tty.at(-1)).toBe('\n');
     const plain: string[] = [];
-    const quiet = createProgressBar({ stream: { write: (s) => plain.push(s) }, render: formatLoadProgress, fraction: loadFraction, now: () => t });
+    const quiet = createProgressBar({
+      stream: { write: (s) => plain.push(s) },
+      render: formatLoadProgress,
+      fraction: loadFraction,
+      now: () => t,
+    });
     quiet.update(p);
     t += 1000;
     quiet.update({ ...p, entriesDone: 600 });
@@ -209,7 +276,10 @@ describe('CLI arguments', () => {
     expect(parseHeader('Bearer t0k')).toEqual(['Authorization', 'Bearer t0k']);
     const args = parseLoaderArgs(['--header', 'A: 1', '--concurrency', '8', 'dir'], { FHIR_BASE_URL: 'http://h:1/fhir/' });
     expect(args).toMatchObject({ baseUrl: 'http://h:1/fhir', headers: { A: '1' }, concurrency: 8, files: ['dir'], progress: true });
-    expect(parseLoaderArgs(['x'], { FHIR_AUTH_HEADER: 'Bearer e' })).toMatchObject({ baseUrl: 'http://127.0.0.1:8080/fhir', headers: { Authorization: 'Bearer e' } });
+    expect(parseLoaderArgs(['x'], { FHIR_AUTH_HEADER: 'Bearer e' })).toMatchObject({
+      baseUrl: 'http://127.0.0.1:8080/fhir',
+      headers: { Authorization: 'Bearer e' },
+    });
     expect(parseLoaderArgs(['--help'], {})).toEqual({ help: true });
     expect(() => parseLoaderArgs([], {})).toThrow(/at least one file/);
     expect(() => parseLoaderArgs(['--concurrency', '0', 'x'], {})).toThrow();
@@ -225,10 +295,19 @@ describe('CLI arguments', () => {
       return new Response('{}', { status: 200 });
     }) as unknown as typeof fetch;
     const waits: string[] = [];
-    await waitForServer({ baseUrl: 'http://h/fhir/', timeoutMs: 10_000, fetch: fetchFn, now: () => t, sleep: async (ms) => void (t += ms), onWaiting: (r) => waits.push(r) });
+    await waitForServer({
+      baseUrl: 'http://h/fhir/',
+      timeoutMs: 10_000,
+      fetch: fetchFn,
+      now: () => t,
+      sleep: async (ms) => void (t += ms),
+      onWaiting: (r) => waits.push(r),
+    });
     expect(urls[0]).toBe('http://h/fhir/metadata');
     expect(waits).toEqual(['ECONNREFUSED', 'ECONNREFUSED']);
     const down = (async () => new Response('no', { status: 503 })) as unknown as typeof fetch;
-    await expect(waitForServer({ baseUrl: 'http://h/fhir', timeoutMs: 5000, fetch: down, now: () => t, sleep: async (ms) => void (t += ms) })).rejects.toThrow(/not ready after 5000 ms \(HTTP 503\)/);
+    await expect(
+      waitForServer({ baseUrl: 'http://h/fhir', timeoutMs: 5000, fetch: down, now: () => t, sleep: async (ms) => void (t += ms) }),
+    ).rejects.toThrow(/not ready after 5000 ms \(HTTP 503\)/);
   });
 });

@@ -11,8 +11,19 @@ describe('toLlamaHistory', () => {
     const { history, open } = toLlamaHistory(
       [
         { role: 'system', content: 'sys' },
-        { role: 'user', content: [{ type: 'text', text: 'a' }, { type: 'text', text: 'b' }] },
-        { role: 'assistant', content: null, reasoning_content: 'think', tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{"x":1}' } }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'a' },
+            { type: 'text', text: 'b' },
+          ],
+        },
+        {
+          role: 'assistant',
+          content: null,
+          reasoning_content: 'think',
+          tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{"x":1}' } }],
+        },
         { role: 'tool', tool_call_id: 'c1', content: '{"ok":true}' },
       ],
       { keepReasoning: false },
@@ -38,7 +49,10 @@ describe('toLlamaHistory', () => {
   });
 
   it('refuses image input and unknown tool_call_ids with a 400', () => {
-    const image = () => toLlamaHistory([{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'data:image/png;base64,AA==' } }] }], { keepReasoning: false });
+    const image = () =>
+      toLlamaHistory([{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'data:image/png;base64,AA==' } }] }], {
+        keepReasoning: false,
+      });
     expect(image).toThrow(/text only/);
     expect(() => toLlamaHistory([{ role: 'tool', tool_call_id: 'nope', content: 'x' }], { keepReasoning: false })).toThrow(UpstreamError);
   });
@@ -78,10 +92,17 @@ describe('createSequencePool', () => {
 
 describe('optionalAsNull and stripNulls', () => {
   it('makes optional properties nullable, keeps required ones as they are', () => {
-    const s = optionalAsNull({ type: 'object', properties: { a: { type: 'string' }, b: { type: 'object', properties: { c: { type: 'integer' } } } }, required: ['a'] });
+    const s = optionalAsNull({
+      type: 'object',
+      properties: { a: { type: 'string' }, b: { type: 'object', properties: { c: { type: 'integer' } } } },
+      required: ['a'],
+    });
     expect(s).toEqual({
       type: 'object',
-      properties: { a: { type: 'string' }, b: { oneOf: [{ type: 'object', properties: { c: { oneOf: [{ type: 'integer' }, { type: 'null' }] } } }, { type: 'null' }] } },
+      properties: {
+        a: { type: 'string' },
+        b: { oneOf: [{ type: 'object', properties: { c: { oneOf: [{ type: 'integer' }, { type: 'null' }] } } }, { type: 'null' }] },
+      },
       required: ['a'],
     });
     expect(stripNulls({ a: 'x', b: null, c: [{ d: null, e: 1 }] })).toEqual({ a: 'x', c: [{ e: 1 }] });
@@ -90,7 +111,13 @@ describe('optionalAsNull and stripNulls', () => {
   it('lets a grammar-bound model call record_observation with exactly one value field', () => {
     const def = tools.find((t) => t.function.name === 'record_observation');
     expect(def).toBeDefined();
-    const args = stripNulls({ patient: 'S1000002', code: 'http://loinc.org|8867-4', value_quantity: { value: 72, unit: '/min' }, value_string: null, value_code: null });
+    const args = stripNulls({
+      patient: 'S1000002',
+      code: 'http://loinc.org|8867-4',
+      value_quantity: { value: 72, unit: '/min' },
+      value_string: null,
+      value_code: null,
+    });
     const parsed = toolRegistry.get('record_observation')!.inputSchema.safeParse(args);
     expect(parsed.error?.issues.filter((i) => /exactly one|value/.test(i.message)) ?? []).toEqual([]);
   });

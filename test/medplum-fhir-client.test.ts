@@ -28,7 +28,12 @@ const bundle = (ids: string[], next?: string, total?: number) => ({
   resourceType: 'Bundle',
   type: 'searchset',
   ...(total !== undefined ? { total } : {}),
-  link: next ? [{ relation: 'self', url: 'x' }, { relation: 'next', url: next }] : [],
+  link: next
+    ? [
+        { relation: 'self', url: 'x' },
+        { relation: 'next', url: next },
+      ]
+    : [],
   entry: ids.map((id) => ({ resource: patient(id), search: { mode: 'match' } })),
 });
 
@@ -140,7 +145,8 @@ describe('createMedplumFhirClient', () => {
 
   it('follows absolute next links, including HAPI _getpages links, and reports total', async () => {
     handler = (r) => {
-      if (r.url === '/fhir/Patient?family=T&_page=2') return { body: bundle(['c', 'd'], `${base}?_getpages=abc&_getpagesoffset=4&_count=2`, 5) };
+      if (r.url === '/fhir/Patient?family=T&_page=2')
+        return { body: bundle(['c', 'd'], `${base}?_getpages=abc&_getpagesoffset=4&_count=2`, 5) };
       if (r.url === '/fhir/Patient?family=T') return { body: bundle(['a', 'b'], `${base}/Patient?family=T&_page=2`, 5) };
       if (r.url === '/fhir?_getpages=abc&_getpagesoffset=4&_count=2') return { body: bundle(['e'], undefined, 5) };
       return undefined;
@@ -154,7 +160,9 @@ describe('createMedplumFhirClient', () => {
 
   it('stops at maxResults and says it truncated', async () => {
     handler = (r) =>
-      r.url.includes('_page=2') ? { body: bundle(['c', 'd'], `${base}/Patient?_page=3`) } : { body: bundle(['a', 'b'], `${base}/Patient?_page=2`) };
+      r.url.includes('_page=2')
+        ? { body: bundle(['c', 'd'], `${base}/Patient?_page=3`) }
+        : { body: bundle(['a', 'b'], `${base}/Patient?_page=2`) };
     const result = await client().searchResources('Patient', {}, { maxResults: 3 });
     expect(result.resources.map((r) => r.id)).toEqual(['a', 'b', 'c']);
     expect(result).toMatchObject({ truncated: true, pages: 2 });
@@ -164,7 +172,10 @@ describe('createMedplumFhirClient', () => {
 
   it('refuses a next link on another origin without contacting it', async () => {
     handler = () => ({ body: bundle(['a'], 'http://other.invalid/fhir/Patient?_page=2') });
-    await expect(client().searchResources('Patient', {})).rejects.toMatchObject({ status: 502, message: expect.stringContaining('another origin') });
+    await expect(client().searchResources('Patient', {})).rejects.toMatchObject({
+      status: 502,
+      message: expect.stringContaining('another origin'),
+    });
     expect(seen).toHaveLength(1);
   });
 
@@ -223,17 +234,22 @@ describe('createMedplumFhirClient', () => {
   });
 
   it('retries a plain create only when the server did nothing (503), never after a 500', async () => {
-    handler = (_r, n) => (n === 1 ? { status: 500, body: oo('boom') } : { status: 201, body: { resourceType: 'Basic', id: 'b1', code: {} } });
+    handler = (_r, n) =>
+      n === 1 ? { status: 500, body: oo('boom') } : { status: 201, body: { resourceType: 'Basic', id: 'b1', code: {} } };
     await expect(client().createResource({ resourceType: 'Basic', code: {} })).rejects.toMatchObject({ status: 500 });
     expect(seen).toHaveLength(1);
     seen = [];
-    handler = (_r, n) => (n === 1 ? { status: 503, body: oo('busy') } : { status: 201, body: { resourceType: 'Basic', id: 'b2', code: {} } });
+    handler = (_r, n) =>
+      n === 1 ? { status: 503, body: oo('busy') } : { status: 201, body: { resourceType: 'Basic', id: 'b2', code: {} } };
     await expect(client().createResource({ resourceType: 'Basic', code: {} })).resolves.toMatchObject({ id: 'b2' });
     expect(seen).toHaveLength(2);
   });
 
   it('POSTs batches to the base URL', async () => {
-    handler = (r) => (r.method === 'POST' && /^\/fhir\/?$/.test(r.url) ? { body: { resourceType: 'Bundle', type: 'batch-response', entry: [] } } : undefined);
+    handler = (r) =>
+      r.method === 'POST' && /^\/fhir\/?$/.test(r.url)
+        ? { body: { resourceType: 'Bundle', type: 'batch-response', entry: [] } }
+        : undefined;
     const out = await client().executeBatch({ resourceType: 'Bundle', type: 'batch', entry: [] });
     expect(out.type).toBe('batch-response');
     expect(seen[0].body).toMatchObject({ resourceType: 'Bundle', type: 'batch' });
@@ -259,7 +275,9 @@ describe('createMedplumFhirClient', () => {
     await dead.close();
     const traces: FhirRequestTrace[] = [];
     const err = await rejection(
-      createMedplumFhirClient({ baseUrl: `http://127.0.0.1:${port}/fhir`, retryDelayMs: 5 }).readResource('Patient', 'x', { onTrace: (t) => traces.push(t) }),
+      createMedplumFhirClient({ baseUrl: `http://127.0.0.1:${port}/fhir`, retryDelayMs: 5 }).readResource('Patient', 'x', {
+        onTrace: (t) => traces.push(t),
+      }),
     );
     expect(err).toMatchObject({ name: 'FhirError', status: 502 });
     expect(traces.map((t) => t.status)).toEqual([0, 0, 0]);

@@ -24,11 +24,23 @@ const usageChunk = `data: ${JSON.stringify({ id: 'x', choices: [], usage: { prom
 describe('normaliseStream batches', () => {
   it('groups the deltas of one network read, reasoning split from <think> content', async () => {
     const batches: UpstreamDelta[][] = [];
-    for await (const b of open(chunk({ content: '<think>pla' }) + chunk({ content: 'n</think>Hi' }), chunk({ content: ' there' }) + chunk({}, 'stop') + 'data: [DONE]\n\n').batches()) batches.push(b);
+    for await (const b of open(
+      chunk({ content: '<think>pla' }) + chunk({ content: 'n</think>Hi' }),
+      chunk({ content: ' there' }) + chunk({}, 'stop') + 'data: [DONE]\n\n',
+    ).batches())
+      batches.push(b);
     expect(batches).toEqual([
-      [{ type: 'reasoning', text: 'pla' }, { type: 'reasoning', text: 'n' }, { type: 'content', text: 'Hi' }],
+      [
+        { type: 'reasoning', text: 'pla' },
+        { type: 'reasoning', text: 'n' },
+        { type: 'content', text: 'Hi' },
+      ],
       // No usage in this stream: none is invented, an extension says so.
-      [{ type: 'content', text: ' there' }, { type: 'finish', finishReason: 'stop' }, { type: 'extension', data: { usage_reported: false } }],
+      [
+        { type: 'content', text: ' there' },
+        { type: 'finish', finishReason: 'stop' },
+        { type: 'extension', data: { usage_reported: false } },
+      ],
     ]);
   });
 
@@ -69,12 +81,17 @@ describe('normaliseStream batches', () => {
   });
 
   it('thinking disabled: reasoning is dropped and reported as ignored (a field, or inline tags); an empty think block is not', async () => {
-    const run = (...parts: string[]) => all(normaliseStream({ body: reads(...parts), thinking: false, generateId: () => 'gen', dialect: vllmDialect }));
+    const run = (...parts: string[]) =>
+      all(normaliseStream({ body: reads(...parts), thinking: false, generateId: () => 'gen', dialect: vllmDialect }));
     const byField = await run(chunk({ reasoning_content: 'hmm' }), chunk({ content: 'A' }), chunk({}, 'stop'), usageChunk);
     expect(byField.filter((d) => d.type === 'reasoning')).toEqual([]);
     expect(byField.at(-1)).toEqual({ type: 'extension', data: { thinking_ignored: true } });
     const inline = await run(chunk({ content: '<think>hm' }), chunk({ content: 'm</think>A' }), chunk({}, 'stop'), usageChunk);
-    expect(inline.filter((d) => d.type !== 'usage')).toEqual([{ type: 'content', text: 'A' }, { type: 'finish', finishReason: 'stop' }, { type: 'extension', data: { thinking_ignored: true } }]);
+    expect(inline.filter((d) => d.type !== 'usage')).toEqual([
+      { type: 'content', text: 'A' },
+      { type: 'finish', finishReason: 'stop' },
+      { type: 'extension', data: { thinking_ignored: true } },
+    ]);
     const empty = await run(chunk({ content: '<think>\n\n</think>\n\nA' }), chunk({}, 'stop'), usageChunk);
     expect(empty.some((d) => d.type === 'extension')).toBe(false);
   });

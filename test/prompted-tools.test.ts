@@ -5,7 +5,13 @@
 import OpenAI from 'openai';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createScriptedUpstream, toolCall, usage, type ScriptedStep, type ScriptedUpstream } from '../src/agent/testing/scripted-upstream.ts';
+import {
+  createScriptedUpstream,
+  toolCall,
+  usage,
+  type ScriptedStep,
+  type ScriptedUpstream,
+} from '../src/agent/testing/scripted-upstream.ts';
 import { composeGateway } from '../src/compose-gateway.ts';
 import { loadConfig } from '../src/config.ts';
 import type { ChatParams, ModelUpstream, UpstreamDelta } from '../src/upstream/model-upstream.ts';
@@ -75,34 +81,40 @@ describe('tool-call text parser', () => {
     expect(parseToolCallText(SAMPLE, { acceptUnterminated: true })).toEqual(SAMPLE_RESULT);
   });
 
-  it.each(SAMPLES)('two chunks split at every position give the same result, and each first chunk shows all it safely can (%#)', (text, result) => {
-    for (let i = 0; i <= text.length; i++) {
-      const a = text.slice(0, i);
-      const parser = createToolCallTextParser();
-      const first = parser.push(a);
-      const shown = first.map((p) => (p.type === 'content' ? p.text : '')).join('');
-      expect(shown, `split at ${i}`).toBe(shownAfter(a));
-      const rest = [...parser.push(text.slice(i)), ...parser.end({ acceptUnterminated: true })];
-      const all = [...first, ...rest];
-      expect({
-        content: all.map((p) => (p.type === 'content' ? p.text : '')).join(''),
-        calls: all.flatMap((p) => (p.type === 'tool-call' ? [{ name: p.name, arguments: p.arguments }] : [])),
-      }).toEqual(result);
-    }
-  });
+  it.each(SAMPLES)(
+    'two chunks split at every position give the same result, and each first chunk shows all it safely can (%#)',
+    (text, result) => {
+      for (let i = 0; i <= text.length; i++) {
+        const a = text.slice(0, i);
+        const parser = createToolCallTextParser();
+        const first = parser.push(a);
+        const shown = first.map((p) => (p.type === 'content' ? p.text : '')).join('');
+        expect(shown, `split at ${i}`).toBe(shownAfter(a));
+        const rest = [...parser.push(text.slice(i)), ...parser.end({ acceptUnterminated: true })];
+        const all = [...first, ...rest];
+        expect({
+          content: all.map((p) => (p.type === 'content' ? p.text : '')).join(''),
+          calls: all.flatMap((p) => (p.type === 'tool-call' ? [{ name: p.name, arguments: p.arguments }] : [])),
+        }).toEqual(result);
+      }
+    },
+  );
 
-  it.each(SAMPLES)('three chunks split at every pair of positions, and one character at a time, give the same result (%#)', (text, result) => {
-    for (let i = 0; i <= text.length; i++) {
-      for (let j = i; j <= text.length; j++) {
-        const got = run([text.slice(0, i), text.slice(i, j), text.slice(j)]);
-        // Compared cheaply first: toEqual on every one of the ~30k splits would dominate the run.
-        if (got.content !== result.content || JSON.stringify(got.calls) !== JSON.stringify(result.calls)) {
-          expect(got, `split at ${i}, ${j}`).toEqual(result);
+  it.each(SAMPLES)(
+    'three chunks split at every pair of positions, and one character at a time, give the same result (%#)',
+    (text, result) => {
+      for (let i = 0; i <= text.length; i++) {
+        for (let j = i; j <= text.length; j++) {
+          const got = run([text.slice(0, i), text.slice(i, j), text.slice(j)]);
+          // Compared cheaply first: toEqual on every one of the ~30k splits would dominate the run.
+          if (got.content !== result.content || JSON.stringify(got.calls) !== JSON.stringify(result.calls)) {
+            expect(got, `split at ${i}, ${j}`).toEqual(result);
+          }
         }
       }
-    }
-    expect(run([...text])).toEqual(result);
-  });
+      expect(run([...text])).toEqual(result);
+    },
+  );
 
   it('holds back only a possible start of the opening tag, and only until it is decided', () => {
     const p = createToolCallTextParser();
@@ -115,7 +127,10 @@ describe('tool-call text parser', () => {
     expect(p.push('<x<to')).toEqual([{ type: 'content', text: '<x' }]);
     expect(p.push('ol_call>{"name": "a", "argu')).toEqual([]);
     expect(p.push('ments": {}}</tool_')).toEqual([]);
-    expect(p.push('call>done')).toEqual([{ type: 'tool-call', name: 'a', arguments: '{}' }, { type: 'content', text: 'done' }]);
+    expect(p.push('call>done')).toEqual([
+      { type: 'tool-call', name: 'a', arguments: '{}' },
+      { type: 'content', text: 'done' },
+    ]);
     expect(p.end({ acceptUnterminated: true })).toEqual([]);
   });
 
@@ -127,7 +142,10 @@ describe('tool-call text parser', () => {
         { name: 'b', arguments: '{"x":1}' },
       ],
     });
-    expect(parseToolCallText('  plain answer, 1 < 2\n', { acceptUnterminated: true })).toEqual({ content: 'plain answer, 1 < 2', calls: [] });
+    expect(parseToolCallText('  plain answer, 1 < 2\n', { acceptUnterminated: true })).toEqual({
+      content: 'plain answer, 1 < 2',
+      calls: [],
+    });
   });
 
   it('malformed JSON with a readable name becomes a call whose arguments are the raw text, so the loop reports it', () => {
@@ -141,7 +159,10 @@ describe('tool-call text parser', () => {
   });
 
   it('a block without a readable name stays content, verbatim', () => {
-    expect(run(['a <tool_call>not json at all</tool_call> b'])).toEqual({ content: 'a <tool_call>not json at all</tool_call> b', calls: [] });
+    expect(run(['a <tool_call>not json at all</tool_call> b'])).toEqual({
+      content: 'a <tool_call>not json at all</tool_call> b',
+      calls: [],
+    });
     expect(run(['<tool_call>{"arguments": {}}</tool_call>'])).toEqual({ content: '<tool_call>{"arguments": {}}</tool_call>', calls: [] });
     expect(run(['<tool_call>["a"]</tool_call>'])).toEqual({ content: '<tool_call>["a"]</tool_call>', calls: [] });
   });
@@ -160,10 +181,16 @@ describe('tool-call text parser', () => {
 
   it('block JSON: `parameters` and double-encoded string arguments are accepted; missing arguments are {}', () => {
     expect(parseToolCallBlock('{"name": "a", "parameters": {"q": 1}}', { lenient: false })).toEqual({ name: 'a', arguments: '{"q":1}' });
-    expect(parseToolCallBlock('{"name": "a", "arguments": "{\\"q\\": 1}"}', { lenient: false })).toEqual({ name: 'a', arguments: '{"q": 1}' });
+    expect(parseToolCallBlock('{"name": "a", "arguments": "{\\"q\\": 1}"}', { lenient: false })).toEqual({
+      name: 'a',
+      arguments: '{"q": 1}',
+    });
     expect(parseToolCallBlock(' {"name": "a"} ', { lenient: false })).toEqual({ name: 'a', arguments: '{}' });
     expect(parseToolCallBlock("{'name': 'a', 'arguments': {}}", { lenient: false })).toBeNull();
-    expect(parseToolCallBlock("{'name': 'a', 'arguments': {}}", { lenient: true })).toEqual({ name: 'a', arguments: "{'name': 'a', 'arguments': {}}" });
+    expect(parseToolCallBlock("{'name': 'a', 'arguments': {}}", { lenient: true })).toEqual({
+      name: 'a',
+      arguments: "{'name': 'a', 'arguments': {}}",
+    });
   });
 });
 
@@ -173,7 +200,11 @@ const TOOLS: FunctionTool[] = [
     function: {
       name: 'find_patients',
       description: 'Find patients by name — and birth date.',
-      parameters: { type: 'object', properties: { family: { type: 'string' }, birthdate: { type: 'string', format: 'date' } }, required: ['family'] },
+      parameters: {
+        type: 'object',
+        properties: { family: { type: 'string' }, birthdate: { type: 'string', format: 'date' } },
+        required: ['family'],
+      },
       strict: true,
     },
   },
@@ -204,10 +235,15 @@ describe('tool prompt and history rendering', () => {
     expect(close - open - 1).toBe(TOOLS.length);
     const signatures = lines.slice(open + 1, close);
     expect(signatures.map((l) => JSON.parse(l))).toEqual(
-      TOOLS.map((t) => ({ type: 'function', function: { name: t.function.name, description: t.function.description, parameters: t.function.parameters } })),
+      TOOLS.map((t) => ({
+        type: 'function',
+        function: { name: t.function.name, description: t.function.description, parameters: t.function.parameters },
+      })),
     );
     // Python's json.dumps spacing, as the chat template's `tojson` prints it; non-ASCII kept.
-    expect(signatures[0]).toMatch(/^\{"type": "function", "function": \{"name": "find_patients", "description": "Find patients by name — and birth date.", /);
+    expect(signatures[0]).toMatch(
+      /^\{"type": "function", "function": \{"name": "find_patients", "description": "Find patients by name — and birth date.", /,
+    );
     expect(signatures[0]).toContain('"required": ["family"]');
     expect(signatures.join('')).not.toContain('strict');
     expect(lines.slice(close + 1)).toEqual([
@@ -221,7 +257,9 @@ describe('tool prompt and history rendering', () => {
 
   it('tool_choice required or a named function adds an instruction after the format', () => {
     expect(renderToolPrompt({ tools: TOOLS, toolChoice: 'auto' })).toBe(renderToolPrompt({ tools: TOOLS }));
-    expect(renderToolPrompt({ tools: TOOLS, toolChoice: 'required' })).toMatch(/<\/tool_call>\n\nYou must call at least one function in this reply\.$/);
+    expect(renderToolPrompt({ tools: TOOLS, toolChoice: 'required' })).toMatch(
+      /<\/tool_call>\n\nYou must call at least one function in this reply\.$/,
+    );
     expect(renderToolPrompt({ tools: TOOLS, toolChoice: { type: 'function', function: { name: 'read_resource' } } })).toMatch(
       /<\/tool_call>\n\nYou must call the function "read_resource" in this reply\.$/,
     );
@@ -237,11 +275,25 @@ describe('tool prompt and history rendering', () => {
       { role: 'system', content: prompt },
       { role: 'user', content: 'hi' },
     ]);
-    const joined = toPromptedParams(params([{ role: 'system', content: 'You are careful.' }, { role: 'user', content: 'hi' }], { tools: TOOLS }));
+    const joined = toPromptedParams(
+      params(
+        [
+          { role: 'system', content: 'You are careful.' },
+          { role: 'user', content: 'hi' },
+        ],
+        { tools: TOOLS },
+      ),
+    );
     expect(joined.params.messages[0]).toEqual({ role: 'system', content: `You are careful.\n\n${renderToolPrompt({ tools: TOOLS })}` });
     const developer = toPromptedParams(params([{ role: 'developer', content: [{ type: 'text', text: 'Be brief.' }] }], { tools: TOOLS }));
     expect(developer.params.messages).toEqual([
-      { role: 'developer', content: [{ type: 'text', text: 'Be brief.' }, { type: 'text', text: `\n\n${renderToolPrompt({ tools: TOOLS })}` }] },
+      {
+        role: 'developer',
+        content: [
+          { type: 'text', text: 'Be brief.' },
+          { type: 'text', text: `\n\n${renderToolPrompt({ tools: TOOLS })}` },
+        ],
+      },
     ]);
   });
 
@@ -263,7 +315,14 @@ describe('tool prompt and history rendering', () => {
         tool_calls: [toolCall('c1', 'find_patients', FIND), toolCall('c2', 'search_observations', A1C)],
       },
       { role: 'tool', tool_call_id: 'c1', content: '{"ok":true}' },
-      { role: 'tool', tool_call_id: 'c2', content: [{ type: 'text', text: 'line 1\n' }, { type: 'text', text: 'line 2' }] },
+      {
+        role: 'tool',
+        tool_call_id: 'c2',
+        content: [
+          { type: 'text', text: 'line 1\n' },
+          { type: 'text', text: 'line 2' },
+        ],
+      },
       { role: 'assistant', content: null, tool_calls: [toolCall('c3', 'read_resource', '{"id": "S1000002",')] },
       { role: 'tool', tool_call_id: 'c3', content: 'invalid' },
       { role: 'user', content: 'Thanks.' },
@@ -278,9 +337,15 @@ describe('tool prompt and history rendering', () => {
         '<tool_call>\n{"name": "find_patients", "arguments": {"family": "Iwasaki", "given": "Farrah", "birthdate": "1981-10-21"}}\n</tool_call>\n' +
         '<tool_call>\n{"name": "search_observations", "arguments": {"patient": "S1000002", "code": "http://loinc.org|4548-4"}}\n</tool_call>',
     });
-    expect(out[3]).toEqual({ role: 'user', content: '<tool_response>\n{"ok":true}\n</tool_response>\n<tool_response>\nline 1\nline 2\n</tool_response>' });
+    expect(out[3]).toEqual({
+      role: 'user',
+      content: '<tool_response>\n{"ok":true}\n</tool_response>\n<tool_response>\nline 1\nline 2\n</tool_response>',
+    });
     // Arguments that are not JSON go back as a JSON string, so the block the model reads stays JSON.
-    expect(out[4]).toEqual({ role: 'assistant', content: '<tool_call>\n{"name": "read_resource", "arguments": "{\\"id\\": \\"S1000002\\","}\n</tool_call>' });
+    expect(out[4]).toEqual({
+      role: 'assistant',
+      content: '<tool_call>\n{"name": "read_resource", "arguments": "{\\"id\\": \\"S1000002\\","}\n</tool_call>',
+    });
     expect(out[5]).toEqual({ role: 'user', content: '<tool_response>\ninvalid\n</tool_response>' });
     expect(out[6]).toEqual({ role: 'user', content: 'Thanks.' });
     expect(out.some((m) => m.role === 'tool' || 'tool_calls' in m)).toBe(false);
@@ -317,7 +382,10 @@ describe('prompted tools upstream (scripted model)', () => {
     });
     const sent = inner.calls[0]!.params;
     expect(sent.tools).toBeUndefined();
-    expect(sent.messages[0]).toMatchObject({ role: 'system', content: expect.stringContaining('<tools>\n{"type": "function", "function": {"name": "find_patients"') });
+    expect(sent.messages[0]).toMatchObject({
+      role: 'system',
+      content: expect.stringContaining('<tools>\n{"type": "function", "function": {"name": "find_patients"'),
+    });
   });
 
   it('doStream: content streams, calls become tool-call deltas, reasoning and usage pass through, finish is tool_calls', async () => {
@@ -348,7 +416,10 @@ describe('prompted tools upstream (scripted model)', () => {
       { type: 'tool-call-args', index: 1, text: JSON.stringify(A1C) },
       { type: 'finish', finishReason: 'tool_calls' },
     ]);
-    const filtered = createPromptedToolsUpstream({ upstream: createScriptedUpstream([{ content, finishReason: 'content_filter' }]), generateId: counter() });
+    const filtered = createPromptedToolsUpstream({
+      upstream: createScriptedUpstream([{ content, finishReason: 'content_filter' }]),
+      generateId: counter(),
+    });
     const out = await filtered.doGenerate(params([{ role: 'user', content: 'go' }], { tools: TOOLS }));
     expect(out.toolCalls.map((c) => c.function.name)).toEqual(['find_patients']);
     expect(out.content).toMatch(/^<tool_call>\n\{"name": "search_observations"/);
@@ -384,7 +455,16 @@ describe.each(['create', 'stream'] as const)('server-side FHIR loop over prompte
   let close: () => Promise<void>;
 
   beforeAll(async () => {
-    const config = loadConfig({ HOST: '127.0.0.1', PORT: '0', API_KEYS: TEST_KEY, MODEL_ID: TEST_MODEL, FHIR_SEED: 'true', UPSTREAM_TOOL_MODE: 'prompted', LOG_LEVEL: 'silent', AUDIT_SINK: 'off' });
+    const config = loadConfig({
+      HOST: '127.0.0.1',
+      PORT: '0',
+      API_KEYS: TEST_KEY,
+      MODEL_ID: TEST_MODEL,
+      FHIR_SEED: 'true',
+      UPSTREAM_TOOL_MODE: 'prompted',
+      LOG_LEVEL: 'silent',
+      AUDIT_SINK: 'off',
+    });
     const model: ModelUpstream = {
       flavour: 'openai',
       model: 'scripted',
@@ -395,7 +475,14 @@ describe.each(['create', 'stream'] as const)('server-side FHIR loop over prompte
     const baseUrl = await gateway.app.listen({ port: 0, host: '127.0.0.1' });
     const client = new OpenAI({ baseURL: `${baseUrl}/v1`, apiKey: TEST_KEY, maxRetries: 0, timeout: 20_000 });
     // agent-kit's generated/streamed use only the client and the model id.
-    gw = { baseUrl, apiKey: TEST_KEY, model: TEST_MODEL, client, fhirServer: gateway.deps.fhirServer, logs: [] } as unknown as RunningGateway;
+    gw = {
+      baseUrl,
+      apiKey: TEST_KEY,
+      model: TEST_MODEL,
+      client,
+      fhirServer: gateway.deps.fhirServer,
+      logs: [],
+    } as unknown as RunningGateway;
     close = gateway.close;
   });
   afterAll(() => close?.());
@@ -450,8 +537,16 @@ describe.each(['create', 'stream'] as const)('server-side FHIR loop over prompte
       [1, 'stop', 0],
     ]);
     expect(audit.tool_calls).toHaveLength(1);
-    expect(audit.tool_calls[0]).toMatchObject({ name: 'find_patients', step: 0, ok: true, arguments: JSON.stringify(FIND), id: expect.stringMatching(/^call_/) });
-    expect(audit.tool_calls[0].fhir_requests).toEqual([expect.objectContaining({ method: 'GET', status: 200, url: expect.stringContaining('/Patient?') })]);
+    expect(audit.tool_calls[0]).toMatchObject({
+      name: 'find_patients',
+      step: 0,
+      ok: true,
+      arguments: JSON.stringify(FIND),
+      id: expect.stringMatching(/^call_/),
+    });
+    expect(audit.tool_calls[0].fhir_requests).toEqual([
+      expect.objectContaining({ method: 'GET', status: 200, url: expect.stringContaining('/Patient?') }),
+    ]);
     if (stream) {
       expect(stream.content).toBe('I will look her up.\n\nFarrah N Iwasaki has MRN S1000002.');
       expect(stream.content).not.toContain('tool_call');
@@ -463,16 +558,15 @@ describe.each(['create', 'stream'] as const)('server-side FHIR loop over prompte
   it('a malformed <tool_call> goes back to the model as invalid_arguments, and the model recovers', async () => {
     const bad = '{"name": "find_patients", "arguments": {"family": "Iwasaki", "given": "Farrah",}}';
     const { res } = await ask(
-      [
-        { content: `<tool_call>\n${bad}\n</tool_call>` },
-        { content: block('find_patients', FIND) },
-        { content: 'S1000002.' },
-      ],
+      [{ content: `<tool_call>\n${bad}\n</tool_call>` }, { content: block('find_patients', FIND) }, { content: 'S1000002.' }],
       'MRN of Farrah Iwasaki?',
     );
     expect(scripted.calls).toHaveLength(3);
     const retry = scripted.calls[1]!.params.messages;
-    expect(retry[3]).toMatchObject({ role: 'user', content: expect.stringMatching(/^<tool_response>\n.*"invalid_arguments".*not valid JSON/s) });
+    expect(retry[3]).toMatchObject({
+      role: 'user',
+      content: expect.stringMatching(/^<tool_response>\n.*"invalid_arguments".*not valid JSON/s),
+    });
     expect(res.choices[0]).toMatchObject({ finish_reason: 'stop', message: { content: 'S1000002.' } });
     expect(res.fhir_agent.tool_calls.map((t: any) => [t.name, t.step, t.ok, t.error?.code])).toEqual([
       ['find_patients', 0, false, 'invalid_arguments'],

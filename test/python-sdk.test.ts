@@ -19,8 +19,18 @@ describe('openai Python SDK', () => {
   it('create, stream (with usage) and typed errors', async (ctx) => {
     if (skip) return ctx.skip(skip);
     const step = (stream: boolean) => [
-      { reasoning: 'Search HbA1c.', toolCalls: [{ id: `py-${stream}`, name: 'search_observations', args: { patient: 'S1000002', code: 'http://loinc.org|4548-4', count: 1 } }], usage: { prompt_tokens: 800, completion_tokens: 20, total_tokens: 820, prompt_tokens_details: { cached_tokens: 0 } } },
-      { reasoning: 'Newest first.', content: 'HbA1c 6.4 % on 2025-02-06.', usage: { prompt_tokens: 900, completion_tokens: 12, total_tokens: 912, prompt_tokens_details: { cached_tokens: 512 } } },
+      {
+        reasoning: 'Search HbA1c.',
+        toolCalls: [
+          { id: `py-${stream}`, name: 'search_observations', args: { patient: 'S1000002', code: 'http://loinc.org|4548-4', count: 1 } },
+        ],
+        usage: { prompt_tokens: 800, completion_tokens: 20, total_tokens: 820, prompt_tokens_details: { cached_tokens: 0 } },
+      },
+      {
+        reasoning: 'Newest first.',
+        content: 'HbA1c 6.4 % on 2025-02-06.',
+        usage: { prompt_tokens: 900, completion_tokens: 12, total_tokens: 912, prompt_tokens_details: { cached_tokens: 512 } },
+      },
     ];
     script(gw, [...step(false), ...step(true)]);
     const out = await runPythonScript('sdk_client.py', { GW_BASE_URL: `${gw.baseUrl}/v1`, GW_API_KEY: gw.apiKey, GW_MODEL: gw.model });

@@ -40,7 +40,10 @@ describe('GET /ready', () => {
       expect(r.status).toBe(200);
       expect(r.body).toMatchObject({
         status: 'ready',
-        components: { upstream: { status: 'ok', detail: 'GET /models answered 200' }, fhir: { status: 'ok', detail: 'embedded GET /metadata answered 200' } },
+        components: {
+          upstream: { status: 'ok', detail: 'GET /models answered 200' },
+          fhir: { status: 'ok', detail: 'embedded GET /metadata answered 200' },
+        },
       });
       expect(r.body.components.upstream.checked_at).toMatch(/^\d{4}-\d\d-\d\dT/);
       expect((await fetch(`${gw.baseUrl}/health`)).status).toBe(200);
@@ -65,7 +68,12 @@ describe('GET /ready', () => {
     const fhir = await listen((req, res) => void res.writeHead(req.url?.endsWith('/metadata') ? 500 : 404).end('{}'));
     const dead = await closedPort();
     const gw = await startGateway({
-      env: { UPSTREAM_BASE_URL: `http://user:hunter2@127.0.0.1:${dead}/v1`, UPSTREAM_API_KEY: SECRET_KEY, FHIR_BASE_URL: `http://127.0.0.1:${fhir.port}/fhir`, FHIR_AUTH_HEADER: 'Bearer fhir-secret' },
+      env: {
+        UPSTREAM_BASE_URL: `http://user:hunter2@127.0.0.1:${dead}/v1`,
+        UPSTREAM_API_KEY: SECRET_KEY,
+        FHIR_BASE_URL: `http://127.0.0.1:${fhir.port}/fhir`,
+        FHIR_AUTH_HEADER: 'Bearer fhir-secret',
+      },
     });
     try {
       const res = await fetch(`${gw.baseUrl}/ready`);
@@ -92,7 +100,10 @@ describe('GET /ready', () => {
     try {
       const r = await ready(gw);
       expect(r.status).toBe(503);
-      expect(r.body.components.upstream).toMatchObject({ status: 'failing', detail: expect.stringMatching(/timed out|no answer within 200 ms/) });
+      expect(r.body.components.upstream).toMatchObject({
+        status: 'failing',
+        detail: expect.stringMatching(/timed out|no answer within 200 ms/),
+      });
     } finally {
       await gw.close();
       await silent.close();
@@ -132,7 +143,9 @@ describe('an upstream failure names the host and the cause, never the URL or the
 
   it('connection refused', async () => {
     const dead = await closedPort();
-    const gw = await startGateway({ env: { UPSTREAM_BASE_URL: `http://user:hunter2@127.0.0.1:${dead}/v1`, UPSTREAM_API_KEY: SECRET_KEY, UPSTREAM_MAX_RETRIES: '0' } });
+    const gw = await startGateway({
+      env: { UPSTREAM_BASE_URL: `http://user:hunter2@127.0.0.1:${dead}/v1`, UPSTREAM_API_KEY: SECRET_KEY, UPSTREAM_MAX_RETRIES: '0' },
+    });
     try {
       const r = await chat(gw);
       expect(r.status).toBe(502);
@@ -158,7 +171,9 @@ describe('an upstream failure names the host and the cause, never the URL or the
       expect(timeout.body.error.message).toBe(`The upstream model server at ${host} failed: timed out after 150 ms.`);
       const handshake = await chat(tls);
       expect(handshake.status).toBe(502);
-      expect(handshake.body.error.message).toMatch(new RegExp(`^The upstream model server at 127\\.0\\.0\\.1:${plain.port} failed: (TLS failed \\(\\w+\\)|connection closed)`));
+      expect(handshake.body.error.message).toMatch(
+        new RegExp(`^The upstream model server at 127\\.0\\.0\\.1:${plain.port} failed: (TLS failed \\(\\w+\\)|connection closed)`),
+      );
       for (const m of [status, timeout, handshake].map((r) => r.body.error.message)) expectSafe(m);
     } finally {
       await gw.close();
@@ -168,7 +183,8 @@ describe('an upstream failure names the host and the cause, never the URL or the
   });
 
   it('names DNS, TLS, refused, reset and timeout causes from their codes alone', () => {
-    const withCause = (code: string) => new TypeError('fetch failed', { cause: Object.assign(new Error(`getaddrinfo ${code} user:pw@host`), { code }) });
+    const withCause = (code: string) =>
+      new TypeError('fetch failed', { cause: Object.assign(new Error(`getaddrinfo ${code} user:pw@host`), { code }) });
     expect(describeNetworkFailure(withCause('ENOTFOUND'))).toBe('DNS lookup failed (ENOTFOUND)');
     expect(describeNetworkFailure(withCause('EAI_AGAIN'))).toBe('DNS lookup failed (EAI_AGAIN)');
     expect(describeNetworkFailure(withCause('CERT_HAS_EXPIRED'))).toBe('TLS failed (CERT_HAS_EXPIRED)');
@@ -196,15 +212,29 @@ describe('log levels: expected failures at warn without a stack, only the unexpe
     },
   };
   beforeAll(async () => {
-    const config = loadConfig({ HOST: '127.0.0.1', PORT: '0', API_KEYS: TEST_KEY, MODEL_ID: TEST_MODEL, SERVER_TOOLS: 'false', FHIR_SEED: 'false', LOG_LEVEL: 'info', AUDIT_SINK: 'off' });
+    const config = loadConfig({
+      HOST: '127.0.0.1',
+      PORT: '0',
+      API_KEYS: TEST_KEY,
+      MODEL_ID: TEST_MODEL,
+      SERVER_TOOLS: 'false',
+      FHIR_SEED: 'false',
+      LOG_LEVEL: 'info',
+      AUDIT_SINK: 'off',
+    });
     gw = await composeGateway({ config, logger: pino({ level: 'info' }, { write: (l: string) => void logs.push(l) }), model: boom });
     base = await gw.app.listen({ port: 0, host: '127.0.0.1' });
   });
   afterAll(() => gw?.close());
 
   const post = (body: unknown) =>
-    fetch(`${base}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${TEST_KEY}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
-  const failureLines = () => logs.map((l) => JSON.parse(l)).filter((l) => l.msg === 'request rejected' || l.msg === 'request failed' || l.msg === 'upstream failed');
+    fetch(`${base}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TEST_KEY}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+  const failureLines = () =>
+    logs.map((l) => JSON.parse(l)).filter((l) => l.msg === 'request rejected' || l.msg === 'request failed' || l.msg === 'upstream failed');
 
   it('a 400 is a warning without a stack; a bug is an error with one', async () => {
     logs.length = 0;
@@ -213,7 +243,9 @@ describe('log levels: expected failures at warn without a stack, only the unexpe
     expect(logs.join('\n')).not.toContain('"stack"');
     logs.length = 0;
     expect((await post({ model: TEST_MODEL, messages: [{ role: 'user', content: 'hi' }] })).status).toBe(500);
-    expect(failureLines()).toEqual([expect.objectContaining({ level: 50, err: expect.objectContaining({ stack: expect.stringContaining('a bug in the gateway') }) })]);
+    expect(failureLines()).toEqual([
+      expect.objectContaining({ level: 50, err: expect.objectContaining({ stack: expect.stringContaining('a bug in the gateway') }) }),
+    ]);
   });
 
   it('upstream 502 and not-configured 503 are warnings without a stack', async () => {
@@ -259,9 +291,16 @@ describe('a port already in use', () => {
   it('the gateway (tsx src/server.ts): one line on stderr and exit 78, before seeding the FHIR server', async () => {
     const holder = await listen();
     try {
-      const r = await runToEnd(path.join(ROOT, 'node_modules/.bin/tsx'), ['src/server.ts'], { PORT: String(holder.port), HOST: '127.0.0.1', FHIR_SEED: 'true', API_KEYS: '', UPSTREAM_BASE_URL: '', LOCAL_MODEL: '' }, 60_000);
+      const r = await runToEnd(
+        path.join(ROOT, 'node_modules/.bin/tsx'),
+        ['src/server.ts'],
+        { PORT: String(holder.port), HOST: '127.0.0.1', FHIR_SEED: 'true', API_KEYS: '', UPSTREAM_BASE_URL: '', LOCAL_MODEL: '' },
+        60_000,
+      );
       expect(r.code).toBe(78);
-      expect(r.stderr.trim().split('\n')).toEqual([`port ${holder.port} on 127.0.0.1 is already in use (EADDRINUSE): stop the other server or choose another PORT`]);
+      expect(r.stderr.trim().split('\n')).toEqual([
+        `port ${holder.port} on 127.0.0.1 is already in use (EADDRINUSE): stop the other server or choose another PORT`,
+      ]);
       expect(r.stdout).not.toContain('seeded');
       expect(holder.requests).toEqual([]);
     } finally {
@@ -271,7 +310,9 @@ describe('a port already in use', () => {
 
   it('npm run hapi (test/hapi/run.sh): refuses before building or starting a JVM, and never says ready', async () => {
     // The holder even answers /fhir/metadata with 200: the old readiness poll took it for HAPI.
-    const holder = await listen((_req, res) => void res.writeHead(200, { 'content-type': 'application/fhir+json' }).end('{"resourceType":"CapabilityStatement"}'));
+    const holder = await listen(
+      (_req, res) => void res.writeHead(200, { 'content-type': 'application/fhir+json' }).end('{"resourceType":"CapabilityStatement"}'),
+    );
     try {
       const r = await runToEnd('bash', ['test/hapi/run.sh'], { HAPI_PORT: String(holder.port), HAPI_HOST: '127.0.0.1' }, 20_000);
       expect(r.code).toBe(1);

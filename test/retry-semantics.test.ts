@@ -31,7 +31,9 @@ afterAll(async () => {
 /** The upstream answers every request (retries included) the same: a retry shows up as one more recorded request. */
 const cutOff = () =>
   gw.fake.setHandler((req) =>
-    req.body?.stream ? { chunks: streamChunks({ content: ['{"mrn": ', '"S10'], finishReason: 'length' }) } : completionReply({ content: CUT, finishReason: 'length' }),
+    req.body?.stream
+      ? { chunks: streamChunks({ content: ['{"mrn": ', '"S10'], finishReason: 'length' }) }
+      : completionReply({ content: CUT, finishReason: 'length' }),
   );
 const failing = () => gw.fake.setHandler(() => ({ status: 500, body: { error: { message: 'upstream on fire' } } }));
 
@@ -61,7 +63,10 @@ describe('JSON mode cut off by max_tokens: 200, finish_reason length, the partia
     const body: any = await res.json();
     expect(body.choices[0]).toMatchObject({ finish_reason: 'length', message: { content: CUT } });
     const sse = await (await post(gw, { response_format: { type: 'json_object' }, max_tokens: 8, stream: true })).text();
-    const chunks = sse.split('\n\n').filter((e) => e.startsWith('data: {')).map((e) => JSON.parse(e.slice(6)));
+    const chunks = sse
+      .split('\n\n')
+      .filter((e) => e.startsWith('data: {'))
+      .map((e) => JSON.parse(e.slice(6)));
     expect(chunks.map((c) => c.choices[0]?.delta?.content ?? '').join('')).toBe(CUT);
     expect(chunks.at(-1).choices[0].finish_reason).toBe('length');
     expect(sse).not.toContain('"error"');
@@ -72,11 +77,18 @@ describe('JSON mode cut off by max_tokens: 200, finish_reason length, the partia
     const agent = await startGateway({ env: { SERVER_TOOLS: 'true' } });
     try {
       agent.fake.setHandler((req) =>
-        req.body?.stream ? { chunks: streamChunks({ content: ['{"mrn": ', '"S10'], finishReason: 'length' }) } : completionReply({ content: CUT, finishReason: 'length' }),
+        req.body?.stream
+          ? { chunks: streamChunks({ content: ['{"mrn": ', '"S10'], finishReason: 'length' }) }
+          : completionReply({ content: CUT, finishReason: 'length' }),
       );
       const whole: any = await (await post(agent, { response_format: { type: 'json_object' }, max_tokens: 8 })).json();
       expect(whole.choices[0]).toMatchObject({ finish_reason: 'length', message: { content: CUT } });
-      const stream = sdk(agent).chat.completions.stream({ model: agent.model, messages: question, response_format: zodResponseFormat(Answer, 'answer'), max_tokens: 8 });
+      const stream = sdk(agent).chat.completions.stream({
+        model: agent.model,
+        messages: question,
+        response_format: zodResponseFormat(Answer, 'answer'),
+        max_tokens: 8,
+      });
       await expect(stream.finalChatCompletion()).rejects.toBeInstanceOf(LengthFinishReasonError);
       expect(agent.fake.requests).toHaveLength(2);
     } finally {
@@ -97,20 +109,33 @@ describe('JSON mode cut off by max_tokens: 200, finish_reason length, the partia
 
   it('openai-node stream with a parseable format: LengthFinishReasonError after ONE upstream generation', async () => {
     cutOff();
-    const stream = sdk(gw).chat.completions.stream({ model: gw.model, messages: question, response_format: zodResponseFormat(Answer, 'answer'), max_tokens: 8 });
+    const stream = sdk(gw).chat.completions.stream({
+      model: gw.model,
+      messages: question,
+      response_format: zodResponseFormat(Answer, 'answer'),
+      max_tokens: 8,
+    });
     await expect(stream.finalChatCompletion()).rejects.toBeInstanceOf(LengthFinishReasonError);
     expect(gw.fake.requests).toHaveLength(1);
     expect(gw.fake.requests[0]!.body.stream).toBe(true);
   });
 
-  it.for(['json_length', 'json_length_stream'])('openai-python %s: LengthFinishReasonError after ONE upstream generation', async (pyCase, ctx) => {
-    if (python) return ctx.skip(python);
-    cutOff();
-    const out = await runPythonScript('retry_semantics.py', { GW_BASE_URL: `${gw.baseUrl}/v1`, GW_API_KEY: gw.apiKey, GW_MODEL: gw.model, GW_CASE: pyCase });
-    expect(out).toMatchObject({ max_retries: 2, raised: 'LengthFinishReasonError' });
-    if (pyCase === 'json_length') expect(out.content).toBe(CUT);
-    expect(gw.fake.requests).toHaveLength(1);
-  });
+  it.for(['json_length', 'json_length_stream'])(
+    'openai-python %s: LengthFinishReasonError after ONE upstream generation',
+    async (pyCase, ctx) => {
+      if (python) return ctx.skip(python);
+      cutOff();
+      const out = await runPythonScript('retry_semantics.py', {
+        GW_BASE_URL: `${gw.baseUrl}/v1`,
+        GW_API_KEY: gw.apiKey,
+        GW_MODEL: gw.model,
+        GW_CASE: pyCase,
+      });
+      expect(out).toMatchObject({ max_retries: 2, raised: 'LengthFinishReasonError' });
+      if (pyCase === 'json_length') expect(out.content).toBe(CUT);
+      expect(gw.fake.requests).toHaveLength(1);
+    },
+  );
 });
 
 describe('no model connected: 503 with x-should-retry false', () => {
@@ -129,8 +154,19 @@ describe('no model connected: 503 with x-should-retry false', () => {
   it('openai-python: InternalServerError after ONE request to the gateway', async (ctx) => {
     if (python) return ctx.skip(python);
     const before = gatewayChatRequests(bare);
-    const out = await runPythonScript('retry_semantics.py', { GW_BASE_URL: `${bare.baseUrl}/v1`, GW_API_KEY: bare.apiKey, GW_MODEL: bare.model, GW_CASE: 'not_configured' });
-    expect(out).toMatchObject({ max_retries: 2, raised: 'InternalServerError', status: 503, code: 'upstream_not_configured', should_retry: 'false' });
+    const out = await runPythonScript('retry_semantics.py', {
+      GW_BASE_URL: `${bare.baseUrl}/v1`,
+      GW_API_KEY: bare.apiKey,
+      GW_MODEL: bare.model,
+      GW_CASE: 'not_configured',
+    });
+    expect(out).toMatchObject({
+      max_retries: 2,
+      raised: 'InternalServerError',
+      status: 503,
+      code: 'upstream_not_configured',
+      should_retry: 'false',
+    });
     expect(gatewayChatRequests(bare) - before).toBe(1);
   });
 });
@@ -139,7 +175,9 @@ describe('bad gateway once our own retries are spent: 502 with x-should-retry fa
   // 1 + UPSTREAM_MAX_RETRIES (2) upstream attempts for one client request; an SDK retry would make it 9.
   it('openai-node: three upstream attempts in all', async () => {
     failing();
-    const err: any = await sdk(gw).chat.completions.create({ model: gw.model, messages: question }).catch((e: unknown) => e);
+    const err: any = await sdk(gw)
+      .chat.completions.create({ model: gw.model, messages: question })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(OpenAI.InternalServerError);
     expect(err.status).toBe(502);
     expect(err.headers.get('x-should-retry')).toBe('false');
@@ -149,7 +187,12 @@ describe('bad gateway once our own retries are spent: 502 with x-should-retry fa
   it('openai-python: three upstream attempts in all', async (ctx) => {
     if (python) return ctx.skip(python);
     failing();
-    const out = await runPythonScript('retry_semantics.py', { GW_BASE_URL: `${gw.baseUrl}/v1`, GW_API_KEY: gw.apiKey, GW_MODEL: gw.model, GW_CASE: 'bad_gateway' });
+    const out = await runPythonScript('retry_semantics.py', {
+      GW_BASE_URL: `${gw.baseUrl}/v1`,
+      GW_API_KEY: gw.apiKey,
+      GW_MODEL: gw.model,
+      GW_CASE: 'bad_gateway',
+    });
     expect(out).toMatchObject({ raised: 'InternalServerError', status: 502, code: 'upstream_error', should_retry: 'false' });
     expect(gw.fake.requests).toHaveLength(3);
   });

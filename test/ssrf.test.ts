@@ -13,9 +13,18 @@ import { startRecordingServer, type RecordingServer } from './support/recording-
 import { completionReply } from './support/upstream-replies.ts';
 
 const FHIR_JSON = { 'content-type': 'application/fhir+json' };
-const observation = (id: string) => ({ resource: { resourceType: 'Observation', id, status: 'final', code: { text: 'K' } }, search: { mode: 'match' } });
+const observation = (id: string) => ({
+  resource: { resourceType: 'Observation', id, status: 'final', code: { text: 'K' } },
+  search: { mode: 'match' },
+});
 const page = (next: string | undefined, id: string): Bundle =>
-  ({ resourceType: 'Bundle', type: 'searchset', total: 2, entry: [observation(id)], link: next ? [{ relation: 'next', url: next }] : [] }) as Bundle;
+  ({
+    resourceType: 'Bundle',
+    type: 'searchset',
+    total: 2,
+    entry: [observation(id)],
+    link: next ? [{ relation: 'next', url: next }] : [],
+  }) as Bundle;
 
 /** Another host: whatever reaches it is a leak. */
 let elsewhere: RecordingServer;
@@ -30,7 +39,12 @@ async function fhirServer(reply: (url: string) => { status?: number; headers?: R
     const r = reply(req.url ?? '/');
     res.writeHead(r.status ?? 200, { ...FHIR_JSON, ...r.headers }).end(JSON.stringify(r.body ?? {}));
   });
-  const client = createMedplumFhirClient({ baseUrl: `${server.origin}/fhir`, headers: { authorization: 'Bearer fhir-secret' }, retries: 2, retryDelayMs: 1 });
+  const client = createMedplumFhirClient({
+    baseUrl: `${server.origin}/fhir`,
+    headers: { authorization: 'Bearer fhir-secret' },
+    retries: 2,
+    retryDelayMs: 1,
+  });
   return { server, client };
 }
 
@@ -59,7 +73,9 @@ describe('paging links from a malicious FHIR server', () => {
   });
 
   it('a next link under the base is followed (the control: paging itself works)', async () => {
-    const { server, client } = await fhirServer((url) => ({ body: url.includes('page=2') ? page(undefined, 'b') : page('/fhir/Observation?page=2', 'a') }));
+    const { server, client } = await fhirServer((url) => ({
+      body: url.includes('page=2') ? page(undefined, 'b') : page('/fhir/Observation?page=2', 'a'),
+    }));
     try {
       const result = await client.searchResources('Observation', {});
       expect(result.resources.map((r) => r.id)).toEqual(['a', 'b']);
@@ -72,7 +88,12 @@ describe('paging links from a malicious FHIR server', () => {
   it('through a tool the refusal is a tool error the model reads, not a request elsewhere', async () => {
     const { server, client } = await fhirServer(() => ({ body: page(`${elsewhere.origin}/steal`, 'a') }));
     try {
-      const result = await executeTool('search_observations', JSON.stringify({ patient: 'S1', count: 50 }), { fhir: client, now: () => new Date(0), writesEnabled: false, callId: 'c1' });
+      const result = await executeTool('search_observations', JSON.stringify({ patient: 'S1', count: 50 }), {
+        fhir: client,
+        now: () => new Date(0),
+        writesEnabled: false,
+        callId: 'c1',
+      });
       expect(result).toMatchObject({ ok: false, error: { code: 'fhir_error', status: 502 } });
       expect(elsewhere.requests).toEqual([]);
     } finally {
@@ -82,22 +103,31 @@ describe('paging links from a malicious FHIR server', () => {
 });
 
 describe('redirects are not followed', () => {
-  it.for([301, 302, 303, 307, 308])('FHIR server %i to another host: refused at once (not retried), the target gets nothing', async (status) => {
-    const { server, client } = await fhirServer(() => ({ status, headers: { location: `${elsewhere.origin}/fhir/Patient/S1` }, body: { resourceType: 'Patient', id: 'S1' } }));
-    try {
-      const read = await client.readResource('Patient', 'S1').catch((e: unknown) => e);
-      expect(read).toBeInstanceOf(FhirError);
-      expect(read).toMatchObject({ status: 502, message: expect.stringContaining(`redirect (HTTP ${status})`) });
-      await expect(client.searchResources('Patient', { name: 'x' })).rejects.toThrow('redirects are not followed');
-      expect(server.requests).toHaveLength(2);
-      expect(elsewhere.requests).toEqual([]);
-    } finally {
-      await server.close();
-    }
-  });
+  it.for([301, 302, 303, 307, 308])(
+    'FHIR server %i to another host: refused at once (not retried), the target gets nothing',
+    async (status) => {
+      const { server, client } = await fhirServer(() => ({
+        status,
+        headers: { location: `${elsewhere.origin}/fhir/Patient/S1` },
+        body: { resourceType: 'Patient', id: 'S1' },
+      }));
+      try {
+        const read = await client.readResource('Patient', 'S1').catch((e: unknown) => e);
+        expect(read).toBeInstanceOf(FhirError);
+        expect(read).toMatchObject({ status: 502, message: expect.stringContaining(`redirect (HTTP ${status})`) });
+        await expect(client.searchResources('Patient', { name: 'x' })).rejects.toThrow('redirects are not followed');
+        expect(server.requests).toHaveLength(2);
+        expect(elsewhere.requests).toEqual([]);
+      } finally {
+        await server.close();
+      }
+    },
+  );
 
   it('the upstream redirecting a chat request: 502, the target gets nothing', async () => {
-    const gw = await startGateway({ handler: () => ({ status: 302, headers: { location: `${elsewhere.origin}/v1/chat/completions` }, body: {} }) });
+    const gw = await startGateway({
+      handler: () => ({ status: 302, headers: { location: `${elsewhere.origin}/v1/chat/completions` }, body: {} }),
+    });
     try {
       const res = await fetch(`${gw.baseUrl}/v1/chat/completions`, {
         method: 'POST',
@@ -113,7 +143,9 @@ describe('redirects are not followed', () => {
   });
 
   it('flavour detection (GET /models and the probes) does not follow an upstream redirect with the key', async () => {
-    const redirecting = await startRecordingServer((req, res) => void res.writeHead(307, { location: `${elsewhere.origin}${req.url}` }).end());
+    const redirecting = await startRecordingServer(
+      (req, res) => void res.writeHead(307, { location: `${elsewhere.origin}${req.url}` }).end(),
+    );
     try {
       const detected = await detectDialect({ baseUrl: `${redirecting.origin}/v1`, apiKey: 'sk-upstream-secret' });
       expect(detected.name).toBe('openai-compatible');
@@ -125,7 +157,9 @@ describe('redirects are not followed', () => {
   });
 
   it('the readiness probe does not follow a redirect either', async () => {
-    const redirecting = await startRecordingServer((_req, res) => void res.writeHead(302, { location: `${elsewhere.origin}/fhir/metadata` }).end());
+    const redirecting = await startRecordingServer(
+      (_req, res) => void res.writeHead(302, { location: `${elsewhere.origin}/fhir/metadata` }).end(),
+    );
     try {
       const r = await probeHttp({ url: `${redirecting.origin}/fhir/metadata`, what: 'GET /metadata' }, new AbortController().signal);
       expect(r).toEqual({ status: 'failing', detail: 'GET /metadata answered a redirect (HTTP 302), which is not followed' });
@@ -154,7 +188,15 @@ describe('image URLs are never fetched by the gateway', () => {
       headers: { authorization: `Bearer ${gw.apiKey}`, 'content-type': 'application/json' },
       body: JSON.stringify({
         model: gw.model,
-        messages: [{ role: 'user', content: [{ type: 'text', text: 'What does this ECG show?' }, { type: 'image_url', image_url: { url } }] }],
+        messages: [
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'What does this ECG show?' },
+              { type: 'image_url', image_url: { url } },
+            ],
+          },
+        ],
       }),
     });
 
@@ -168,7 +210,12 @@ describe('image URLs are never fetched by the gateway', () => {
   });
 
   it('http, file and internal-looking URLs are refused with a 400, and nothing is contacted', async () => {
-    for (const url of [`http://127.0.0.1:${images.port}/ecg.png`, 'file:///etc/passwd', `ftp://127.0.0.1:${images.port}/x.png`, 'gopher://127.0.0.1/']) {
+    for (const url of [
+      `http://127.0.0.1:${images.port}/ecg.png`,
+      'file:///etc/passwd',
+      `ftp://127.0.0.1:${images.port}/x.png`,
+      'gopher://127.0.0.1/',
+    ]) {
       const res = await ask(url);
       expect(res.status).toBe(400);
       expect(((await res.json()) as any).error.code).toBe('invalid_image_url');
@@ -182,10 +229,17 @@ describe('tool arguments cannot change the host or path of a FHIR request', () =
   let ctx: Parameters<typeof executeTool>[2];
   beforeAll(async () => {
     fhir = await startRecordingServer((req, res) => {
-      const body = req.url!.startsWith('/fhir/Patient/') ? { resourceType: 'Patient', id: 'S1' } : { resourceType: 'Bundle', type: 'searchset', entry: [] };
+      const body = req.url!.startsWith('/fhir/Patient/')
+        ? { resourceType: 'Patient', id: 'S1' }
+        : { resourceType: 'Bundle', type: 'searchset', entry: [] };
       res.writeHead(200, FHIR_JSON).end(JSON.stringify(body));
     });
-    ctx = { fhir: createMedplumFhirClient({ baseUrl: `${fhir.origin}/fhir`, retries: 0 }), now: () => new Date(0), writesEnabled: false, callId: 'c1' };
+    ctx = {
+      fhir: createMedplumFhirClient({ baseUrl: `${fhir.origin}/fhir`, retries: 0 }),
+      now: () => new Date(0),
+      writesEnabled: false,
+      callId: 'c1',
+    };
   });
   afterAll(() => fhir?.close());
 
@@ -236,22 +290,32 @@ describe('tool arguments cannot change the host or path of a FHIR request', () =
     ['search_conditions', 'patient', {}, '/fhir/Condition', 'patient'],
   ];
 
-  it.for(searches)('%s.%s: refused, or sent as one literal value on the expected host and path', async ([tool, field, base, path, param]) => {
-    for (const value of hostile(elsewhere.origin)) {
-      const { result, made } = await requestsOf(tool, { ...base, [field]: value });
-      if (!result.ok) {
-        expect({ value, code: result.error.code }).toEqual({ value, code: 'invalid_arguments' });
-        expect(made).toEqual([]);
-        continue;
+  it.for(searches)(
+    '%s.%s: refused, or sent as one literal value on the expected host and path',
+    async ([tool, field, base, path, param]) => {
+      for (const value of hostile(elsewhere.origin)) {
+        const { result, made } = await requestsOf(tool, { ...base, [field]: value });
+        if (!result.ok) {
+          expect({ value, code: result.error.code }).toEqual({ value, code: 'invalid_arguments' });
+          expect(made).toEqual([]);
+          continue;
+        }
+        expect(made).toHaveLength(1);
+        const sent = new URL(made[0]!.url, fhir.origin);
+        expect({ value, host: made[0]!.host, path: sent.pathname, hash: sent.hash }).toEqual({
+          value,
+          host: `127.0.0.1:${fhir.port}`,
+          path,
+          hash: '',
+        });
+        // The value arrives whole, as that one parameter's value, and adds no parameter of its own.
+        const expected = param === 'patient' ? (value.startsWith('Patient/') ? value : `Patient/${value}`) : value;
+        expect({ value, got: sent.searchParams.getAll(param) }).toEqual({ value, got: [expected] });
+        expect(
+          [...sent.searchParams.keys()].filter((k) => !['patient', 'code', 'name', 'identifier', '_sort', '_count', '_total'].includes(k)),
+        ).toEqual([]);
       }
-      expect(made).toHaveLength(1);
-      const sent = new URL(made[0]!.url, fhir.origin);
-      expect({ value, host: made[0]!.host, path: sent.pathname, hash: sent.hash }).toEqual({ value, host: `127.0.0.1:${fhir.port}`, path, hash: '' });
-      // The value arrives whole, as that one parameter's value, and adds no parameter of its own.
-      const expected = param === 'patient' ? (value.startsWith('Patient/') ? value : `Patient/${value}`) : value;
-      expect({ value, got: sent.searchParams.getAll(param) }).toEqual({ value, got: [expected] });
-      expect([...sent.searchParams.keys()].filter((k) => !['patient', 'code', 'name', 'identifier', '_sort', '_count', '_total'].includes(k))).toEqual([]);
-    }
-    expect(elsewhere.requests).toEqual([]);
-  });
+      expect(elsewhere.requests).toEqual([]);
+    },
+  );
 });

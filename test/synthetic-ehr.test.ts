@@ -4,7 +4,14 @@ import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Bundle, Condition, Observation, Patient, Resource } from '@medplum/fhirtypes';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { EHR_NOW, generateSyntheticEhr, loadSyntheticEhrBundles, MRN_SYSTEM, renderSyntheticEhrFiles, SYNTHETIC_EHR_DIR } from '../fixtures/synthetic-ehr.ts';
+import {
+  EHR_NOW,
+  generateSyntheticEhr,
+  loadSyntheticEhrBundles,
+  MRN_SYSTEM,
+  renderSyntheticEhrFiles,
+  SYNTHETIC_EHR_DIR,
+} from '../fixtures/synthetic-ehr.ts';
 
 const LOINC = 'http://loinc.org';
 const DAY = 86_400_000;
@@ -47,14 +54,23 @@ describe('synthetic EHR fixtures', () => {
 
   it('covers the resource types and code systems the tools and suites use', () => {
     const types = new Set(resources.map((r) => r.resourceType));
-    for (const t of ['Condition', 'Observation', 'MedicationRequest', 'Encounter', 'AllergyIntolerance', 'Procedure']) expect(types).toContain(t);
+    for (const t of ['Condition', 'Observation', 'MedicationRequest', 'Encounter', 'AllergyIntolerance', 'Procedure'])
+      expect(types).toContain(t);
     const conditions = ofType<Condition>('Condition');
     expect(conditions.some((c) => hasCode(c, 'http://snomed.info/sct'))).toBe(true);
     expect(conditions.some((c) => hasCode(c, 'http://hl7.org/fhir/sid/icd-10-cm'))).toBe(true);
     const obs = ofType<Observation>('Observation');
-    for (const code of ['4548-4', '2823-3', '19123-9', '2345-7', '85354-9', '8867-4', '29463-7']) expect(obs.some((o) => hasCode(o, LOINC, code)), code).toBe(true);
-    const meds = resources.filter((r) => r.resourceType === 'MedicationRequest') as Array<{ medicationCodeableConcept?: { coding?: Array<{ system?: string }> } }>;
-    expect(meds.some((m) => m.medicationCodeableConcept?.coding?.some((c) => c.system === 'http://www.nlm.nih.gov/research/umls/rxnorm'))).toBe(true);
+    for (const code of ['4548-4', '2823-3', '19123-9', '2345-7', '85354-9', '8867-4', '29463-7'])
+      expect(
+        obs.some((o) => hasCode(o, LOINC, code)),
+        code,
+      ).toBe(true);
+    const meds = resources.filter((r) => r.resourceType === 'MedicationRequest') as Array<{
+      medicationCodeableConcept?: { coding?: Array<{ system?: string }> };
+    }>;
+    expect(
+      meds.some((m) => m.medicationCodeableConcept?.coding?.some((c) => c.system === 'http://www.nlm.nih.gov/research/umls/rxnorm')),
+    ).toBe(true);
   });
 
   it('is clinically plausible over time', () => {
@@ -66,7 +82,11 @@ describe('synthetic EHR fixtures', () => {
     });
     expect(drifting.length).toBeGreaterThanOrEqual(3);
     // CKD runs potassium high: patients with CKD average a higher potassium than those without.
-    const ckd = new Set(ofType<Condition>('Condition').filter((c) => /kidney/i.test(JSON.stringify(c.code))).map((c) => c.subject!.reference!.slice(8)));
+    const ckd = new Set(
+      ofType<Condition>('Condition')
+        .filter((c) => /kidney/i.test(JSON.stringify(c.code)))
+        .map((c) => c.subject!.reference!.slice(8)),
+    );
     const meanK = (ids: string[]) => {
       const v = ids.flatMap((p) => labs(p, '2823-3').map((o) => o.valueQuantity!.value!));
       return v.reduce((a, b) => a + b, 0) / v.length;
@@ -77,9 +97,13 @@ describe('synthetic EHR fixtures', () => {
     expect(patients.some((p) => labs(p, '19123-9').some((o) => o.valueQuantity!.value! < 1.7))).toBe(true);
     // Some labs are dense in the 24 hours before "now", none after it.
     const now = new Date(EHR_NOW).getTime();
-    const recent = ofType<Observation>('Observation').filter((o) => o.effectiveDateTime && now - new Date(o.effectiveDateTime).getTime() <= DAY && hasCode(o, LOINC));
+    const recent = ofType<Observation>('Observation').filter(
+      (o) => o.effectiveDateTime && now - new Date(o.effectiveDateTime).getTime() <= DAY && hasCode(o, LOINC),
+    );
     expect(recent.length).toBeGreaterThanOrEqual(20);
-    expect(ofType<Observation>('Observation').every((o) => !o.effectiveDateTime || new Date(o.effectiveDateTime).getTime() <= now)).toBe(true);
+    expect(ofType<Observation>('Observation').every((o) => !o.effectiveDateTime || new Date(o.effectiveDateTime).getTime() <= now)).toBe(
+      true,
+    );
   });
 
   it('loads as transaction bundles of PUTs, so loading twice updates instead of duplicating', async () => {

@@ -101,7 +101,10 @@ function serialize(value: unknown, schema: JsonSchema, order: 'required-first' |
   const extra = Object.keys(value).filter((k) => !names.includes(k));
   if (extra.length) throw new Error(`sample has properties the schema lacks: ${extra.join(', ')}`);
   const obj = value as Args;
-  return `{${keys.filter((k) => k in obj).map((k) => `${JSON.stringify(k)}:${serialize(obj[k], schema.properties![k], order)}`).join(',')}}`;
+  return `{${keys
+    .filter((k) => k in obj)
+    .map((k) => `${JSON.stringify(k)}:${serialize(obj[k], schema.properties![k], order)}`)
+    .join(',')}}`;
 }
 
 /** Every property at every level: the only arguments node-llama-cpp's grammar allows (it treats all as required). */
@@ -117,28 +120,100 @@ const LONG_NOTE = `Patient said "dizzy" – café, ${'x'.repeat(1500)}`; // beyo
 const SAMPLES: Record<string, Args[]> = {
   find_patients: [
     { family: 'Smith', birthdate: '1970-01-01' },
-    { name: 'Peter', family: 'Smith', given: 'Peter', birthdate: '1970', identifier: 'urn:oid:2.16.840.1.113883.19.5|12345', gender: 'male', count: 10, raw: false },
+    {
+      name: 'Peter',
+      family: 'Smith',
+      given: 'Peter',
+      birthdate: '1970',
+      identifier: 'urn:oid:2.16.840.1.113883.19.5|12345',
+      gender: 'male',
+      count: 10,
+      raw: false,
+    },
   ],
-  read_resource: [{ resourceType: 'Patient', id: 'S1000001' }, { resourceType: 'Observation', id: 'obs-S1000002-0019', raw: true }],
+  read_resource: [
+    { resourceType: 'Patient', id: 'S1000001' },
+    { resourceType: 'Observation', id: 'obs-S1000002-0019', raw: true },
+  ],
   search_observations: [
     { patient: 'S1000001', code: 'http://loinc.org|2823-3' },
-    { patient: 'Patient/S1000002', code: 'K,http://loinc.org|6298-4', category: 'laboratory', date_from: '2024-03-01', date_to: '2024-03-01T08:00:00Z', count: 2, raw: true },
+    {
+      patient: 'Patient/S1000002',
+      code: 'K,http://loinc.org|6298-4',
+      category: 'laboratory',
+      date_from: '2024-03-01',
+      date_to: '2024-03-01T08:00:00Z',
+      count: 2,
+      raw: true,
+    },
   ],
   search_conditions: [{ patient: 'S1000001', clinical_status: 'active', code: 'http://snomed.info/sct|44054006', count: 50, raw: false }],
   search_medication_requests: [
     { patient: 'S1000001', status: 'active' },
-    { patient: 'S1000001', status: 'active', intent: 'order', code: `${RXNORM}|197361,${NDC}|0069-3150-83`, date_from: '2023', date_to: '2024-12', count: 200, raw: false },
+    {
+      patient: 'S1000001',
+      status: 'active',
+      intent: 'order',
+      code: `${RXNORM}|197361,${NDC}|0069-3150-83`,
+      date_from: '2023',
+      date_to: '2024-12',
+      count: 200,
+      raw: false,
+    },
   ],
-  search_procedures: [{ patient: 'S1000001', code: 'http://snomed.info/sct|80146002', status: 'completed', date_from: '1900-01-01', date_to: '2100-01-01', count: 1, raw: false }],
-  search_encounters: [{ patient: 'S1000001', status: 'finished', class: 'AMB', date_from: '2024-01-01', date_to: '2100-01-01', count: 20, raw: false }],
+  search_procedures: [
+    {
+      patient: 'S1000001',
+      code: 'http://snomed.info/sct|80146002',
+      status: 'completed',
+      date_from: '1900-01-01',
+      date_to: '2100-01-01',
+      count: 1,
+      raw: false,
+    },
+  ],
+  search_encounters: [
+    { patient: 'S1000001', status: 'finished', class: 'AMB', date_from: '2024-01-01', date_to: '2100-01-01', count: 20, raw: false },
+  ],
   search_allergies: [{ patient: 'S1000001' }, { patient: 'S1000001', clinical_status: 'active', code: 'Peanut', count: 200, raw: true }],
-  search_immunizations: [{ patient: 'S1000001', vaccine_code: 'http://hl7.org/fhir/sid/cvx|140', status: 'completed', date_from: '2020-01-01', date_to: '2024-12-31', count: 50, raw: false }],
+  search_immunizations: [
+    {
+      patient: 'S1000001',
+      vaccine_code: 'http://hl7.org/fhir/sid/cvx|140',
+      status: 'completed',
+      date_from: '2020-01-01',
+      date_to: '2024-12-31',
+      count: 50,
+      raw: false,
+    },
+  ],
   search_diagnostic_reports: [
-    { patient: 'S1000001', code: 'http://loinc.org|24323-8', category: 'LAB', status: 'final', date_from: '1900-01-01', date_to: '2100-01-01', count: 20, raw: false },
+    {
+      patient: 'S1000001',
+      code: 'http://loinc.org|24323-8',
+      category: 'LAB',
+      status: 'final',
+      date_from: '1900-01-01',
+      date_to: '2100-01-01',
+      count: 20,
+      raw: false,
+    },
   ],
   record_observation: [
-    { patient: 'S1000001', code: { system: 'http://loinc.org', code: '8867-4', display: 'Heart rate' }, value_quantity: { value: 72, unit: '/min' } },
-    { patient: 'S1000001', code: { code: 'BP' }, category: 'vital-signs', blood_pressure: { systolic: 118, diastolic: 77 }, effective_date_time: '2024-03-01T08:00:00+01:00', status: 'final', note: LONG_NOTE.slice(0, 900) },
+    {
+      patient: 'S1000001',
+      code: { system: 'http://loinc.org', code: '8867-4', display: 'Heart rate' },
+      value_quantity: { value: 72, unit: '/min' },
+    },
+    {
+      patient: 'S1000001',
+      code: { code: 'BP' },
+      category: 'vital-signs',
+      blood_pressure: { systolic: 118, diastolic: 77 },
+      effective_date_time: '2024-03-01T08:00:00+01:00',
+      status: 'final',
+      note: LONG_NOTE.slice(0, 900),
+    },
     { patient: 'Patient/S1000001', code: { code: 'bp-text' }, value_string: '118/77 mmHg' },
   ],
   order_medication: [
@@ -178,13 +253,17 @@ describe('tool samples', () => {
   it('cover every tool, and zod accepts each of them', () => {
     expect(Object.keys(SAMPLES).sort()).toEqual([...toolRegistry.keys()].sort());
     for (const [name, samples] of Object.entries(SAMPLES)) {
-      for (const args of samples) expect(toolRegistry.get(name)!.inputSchema.safeParse(args).error, `${name} ${JSON.stringify(args)}`).toBeUndefined();
+      for (const args of samples)
+        expect(toolRegistry.get(name)!.inputSchema.safeParse(args).error, `${name} ${JSON.stringify(args)}`).toBeUndefined();
     }
   });
 
   it('include arguments with every property for each tool that allows them', () => {
     for (const [name, samples] of Object.entries(SAMPLES)) {
-      expect(samples.some((s) => complete(s, params(name))), name).toBe(!(name in NO_COMPLETE_SAMPLE));
+      expect(
+        samples.some((s) => complete(s, params(name))),
+        name,
+      ).toBe(!(name in NO_COMPLETE_SAMPLE));
     }
   });
 });
@@ -223,7 +302,10 @@ describe(`llama.cpp json_schema_to_grammar (${LLAMA_CPP_PYTHON}) and llama.cpp's
       console.warn(`[tool-schema-portability] skipping the llama.cpp converter tests: ${converter.skip}`);
       return;
     }
-    const results = llamaCppGbnf(converter.path, tools.map((t) => t.function.parameters));
+    const results = llamaCppGbnf(
+      converter.path,
+      tools.map((t) => t.function.parameters),
+    );
     converted = new Map(tools.map((t, i) => [t.function.name, results[i]]));
   }, 15 * 60_000);
 
@@ -233,7 +315,9 @@ describe(`llama.cpp json_schema_to_grammar (${LLAMA_CPP_PYTHON}) and llama.cpp's
   };
 
   it('reproduces issue 9: the old search-code pattern converts to GBNF that llama.cpp refuses', async (ctx) => {
-    const [result] = llamaCppGbnf(need(ctx), [{ type: 'object', properties: { code: { type: 'string', pattern: '^[^\\s&#]+( [^\\s&#]+)*$' } }, required: ['code'] }]);
+    const [result] = llamaCppGbnf(need(ctx), [
+      { type: 'object', properties: { code: { type: 'string', pattern: '^[^\\s&#]+( [^\\s&#]+)*$' } }, required: ['code'] },
+    ]);
     expect(result.gbnf).toContain('[^\\s&#]');
     await expect(parseGbnf(result.gbnf!)).rejects.toThrow('Failed to parse grammar');
   });
@@ -258,7 +342,10 @@ describe('portableJsonSchema', () => {
     const p = props({
       id: idField().describe('The id'),
       said: z.string().regex(/^\d+$/, 'must be digits').describe('Digits only: must be digits'),
-      bare: z.string().regex(/^[a-z]{2}$/).describe('A code'),
+      bare: z
+        .string()
+        .regex(/^[a-z]{2}$/)
+        .describe('A code'),
       two: z.string().regex(/^a/, 'must start with "a"').regex(/b$/, 'must end with "b"').describe('Word'),
       email: z.email().describe('Mail'),
     });
@@ -300,7 +387,10 @@ describe('rules dropped from the JSON Schema are still enforced by zod', () => {
   it('so does executeTool, as a tool error the model can read, without calling FHIR', async () => {
     expect(params('search_observations').properties!.code.description).toContain('without "&", "#"');
     const result = await executeTool('search_observations', JSON.stringify({ patient: 'S1000001', code: 'K&_count=1000' }), ctx);
-    expect(result).toMatchObject({ ok: false, error: { code: 'invalid_arguments', details: [{ path: 'code', message: expect.stringContaining('"&"') }] } });
+    expect(result).toMatchObject({
+      ok: false,
+      error: { code: 'invalid_arguments', details: [{ path: 'code', message: expect.stringContaining('"&"') }] },
+    });
   });
 
   it('dates, dateTimes, patients and ids keep their patterns', async () => {

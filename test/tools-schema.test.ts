@@ -15,12 +15,12 @@ function walk(schema: unknown, path: string, out: Array<[string, Schema]> = []):
   out.push([path, s]);
   for (const [k, v] of Object.entries((s.properties as Record<string, unknown>) ?? {})) walk(v, `${path}.${k}`, out);
   if (s.items) walk(s.items, `${path}[]`, out);
-  for (const key of ['anyOf', 'oneOf', 'allOf'] as const) ((s[key] as unknown[]) ?? []).forEach((v, i) => walk(v, `${path}.${key}[${i}]`, out));
+  for (const key of ['anyOf', 'oneOf', 'allOf'] as const)
+    ((s[key] as unknown[]) ?? []).forEach((v, i) => walk(v, `${path}.${key}[${i}]`, out));
   return out;
 }
 
-const allKeys = (v: unknown): string[] =>
-  v && typeof v === 'object' ? Object.entries(v).flatMap(([k, x]) => [k, ...allKeys(x)]) : [];
+const allKeys = (v: unknown): string[] => (v && typeof v === 'object' ? Object.entries(v).flatMap(([k, x]) => [k, ...allKeys(x)]) : []);
 
 describe('tool definitions', () => {
   it('cover every registered tool exactly once, with unique names', () => {
@@ -46,7 +46,9 @@ describe('tool definitions', () => {
         expect(s.minimum, `${path} has a minimum`).toBeTypeOf('number');
         expect(s.maximum, `${path} has a maximum`).toBeTypeOf('number');
         // zod writes ±MAX_SAFE_INTEGER for an int nobody bounded
-        expect(Math.max(Math.abs(s.minimum as number), Math.abs(s.maximum as number)), `${path} has chosen bounds`).toBeLessThan(Number.MAX_SAFE_INTEGER);
+        expect(Math.max(Math.abs(s.minimum as number), Math.abs(s.maximum as number)), `${path} has chosen bounds`).toBeLessThan(
+          Number.MAX_SAFE_INTEGER,
+        );
       }
       expect(s.pattern, `${path} has no pattern; zod checks it (tools/portable-json-schema.ts)`).toBeUndefined();
       if (s.maxLength !== undefined) expect(s.maxLength, `${path} maxLength`).toBeLessThanOrEqual(PORTABLE_MAX_LENGTH);
@@ -58,7 +60,10 @@ describe('tool definitions', () => {
   });
 
   it('offers write tools only when writes are enabled', () => {
-    const writeNames = [...toolRegistry.values()].filter((t) => t.write).map((t) => t.name).sort();
+    const writeNames = [...toolRegistry.values()]
+      .filter((t) => t.write)
+      .map((t) => t.name)
+      .sort();
     expect(writeNames).toEqual(['order_medication', 'order_service', 'record_observation']);
     const off = openAiToolDefinitions({ writesEnabled: false }).map((t) => t.function.name);
     const on = openAiToolDefinitions({ writesEnabled: true }).map((t) => t.function.name);

@@ -17,7 +17,10 @@ import { startGateway, type RunningGateway } from './support/gateway-harness.ts'
 const names = Object.keys(DIALECTS) as DialectName[];
 
 const params = (over: Partial<ChatParams> = {}): ChatParams => ({
-  messages: [{ role: 'user', content: 'x' }, { role: 'assistant', content: 'y', reasoning_content: 'r' }],
+  messages: [
+    { role: 'user', content: 'x' },
+    { role: 'assistant', content: 'y', reasoning_content: 'r' },
+  ],
   maxTokens: 100,
   temperature: 1,
   thinking: { type: 'enabled', keep: null },
@@ -34,7 +37,10 @@ describe.each(names)('dialect contract: %s', (name) => {
   it('maps the OpenAI basics, strips earlier reasoning unless keep = "all", and caps output in exactly one field', () => {
     const b = body(name, { topP: 0.9, stop: ['END'], seed: 7 });
     expect(b).toMatchObject({ model: 'm', temperature: 1, top_p: 0.9, stop: ['END'], seed: 7 });
-    expect(b.messages).toEqual([{ role: 'user', content: 'x' }, { role: 'assistant', content: 'y' }]);
+    expect(b.messages).toEqual([
+      { role: 'user', content: 'x' },
+      { role: 'assistant', content: 'y' },
+    ]);
     expect([b.max_tokens, b.max_completion_tokens].filter((v) => v !== undefined)).toEqual([100]);
     expect(body(name, { thinking: { type: 'enabled', keep: 'all' } }).messages).toEqual([
       { role: 'user', content: 'x' },
@@ -53,7 +59,14 @@ describe.each(names)('dialect contract: %s', (name) => {
   });
 
   it('reads an OpenAI usage block', () => {
-    expect(d.transformUsage({ prompt_tokens: 10, completion_tokens: 5, prompt_tokens_details: { cached_tokens: 4 }, completion_tokens_details: { reasoning_tokens: 2 } })).toEqual({
+    expect(
+      d.transformUsage({
+        prompt_tokens: 10,
+        completion_tokens: 5,
+        prompt_tokens_details: { cached_tokens: 4 },
+        completion_tokens_details: { reasoning_tokens: 2 },
+      }),
+    ).toEqual({
       prompt_tokens: 10,
       completion_tokens: 5,
       total_tokens: 15,
@@ -63,16 +76,27 @@ describe.each(names)('dialect contract: %s', (name) => {
   });
 
   it('maps a non-2xx reply to a retryable-or-not UpstreamError that keeps status, body and Retry-After', () => {
-    for (const [status, retryable] of [[429, true], [500, true], [503, true], [400, false], [401, false]] as const) {
+    for (const [status, retryable] of [
+      [429, true],
+      [500, true],
+      [503, true],
+      [400, false],
+      [401, false],
+    ] as const) {
       const err = d.mapError({ status, body: '{"error":{"message":"no"}}', retryAfterMs: 1000 });
       expect(err).toBeInstanceOf(UpstreamError);
-      expect(err).toMatchObject({ statusCode: status, isRetryable: retryable, retryAfterMs: 1000, responseBody: '{"error":{"message":"no"}}' });
+      expect(err).toMatchObject({
+        statusCode: status,
+        isRetryable: retryable,
+        retryAfterMs: 1000,
+        responseBody: '{"error":{"message":"no"}}',
+      });
       expect(err.message).toMatch(new RegExp(`^upstream answered HTTP ${status}`));
     }
   });
 });
 
-describe('each dialect\'s quirks', () => {
+describe("each dialect's quirks", () => {
   it.each<[DialectName, Record<string, unknown> | undefined]>([
     ['vllm', { chat_template_kwargs: { enable_thinking: false } }],
     ['sglang', { chat_template_kwargs: { enable_thinking: false } }],
@@ -82,9 +106,14 @@ describe('each dialect\'s quirks', () => {
     ['llama-cpp-python', undefined],
     ['openai', undefined],
     ['openai-compatible', undefined],
-  ])('%s: thinking off is sent its own way (or not at all), thinking on adds nothing but DeepSeek\'s pass-through', (name, fields) => {
+  ])("%s: thinking off is sent its own way (or not at all), thinking on adds nothing but DeepSeek's pass-through", (name, fields) => {
     const disabled = body(name, off);
-    const base = { model: 'm', messages: disabled.messages, temperature: 1, [name === 'openai' ? 'max_completion_tokens' : 'max_tokens']: 100 };
+    const base = {
+      model: 'm',
+      messages: disabled.messages,
+      temperature: 1,
+      [name === 'openai' ? 'max_completion_tokens' : 'max_tokens']: 100,
+    };
     expect(disabled).toEqual({ ...base, ...fields });
     expect(body(name)).toEqual(name === 'deepseek' ? { ...base, thinking: { type: 'enabled' } } : base);
   });
@@ -103,9 +132,16 @@ describe('each dialect\'s quirks', () => {
 
   it('llama-cpp-python: response_format json_schema becomes its {type: json_object, schema}', () => {
     const schema = { type: 'object', properties: { a: { type: 'string' } } };
-    expect(body('llama-cpp-python', { responseFormat: { type: 'json_schema', json_schema: { name: 'x', schema } } }).response_format).toEqual({ type: 'json_object', schema });
-    expect(body('llama-cpp-python', { responseFormat: { type: 'json_schema', json_schema: { name: 'x' } } }).response_format).toEqual({ type: 'json_object' });
-    expect(body('vllm', { responseFormat: { type: 'json_schema', json_schema: { name: 'x', schema } } }).response_format).toEqual({ type: 'json_schema', json_schema: { name: 'x', schema } });
+    expect(
+      body('llama-cpp-python', { responseFormat: { type: 'json_schema', json_schema: { name: 'x', schema } } }).response_format,
+    ).toEqual({ type: 'json_object', schema });
+    expect(body('llama-cpp-python', { responseFormat: { type: 'json_schema', json_schema: { name: 'x' } } }).response_format).toEqual({
+      type: 'json_object',
+    });
+    expect(body('vllm', { responseFormat: { type: 'json_schema', json_schema: { name: 'x', schema } } }).response_format).toEqual({
+      type: 'json_schema',
+      json_schema: { name: 'x', schema },
+    });
   });
 
   it('deepseek reads prompt_cache_hit_tokens when prompt_tokens_details is absent; the others do not', () => {
@@ -119,21 +155,35 @@ describe('each dialect\'s quirks', () => {
     expect(names.filter((n) => dialectFor(n).oneTokenPerChunk).sort()).toEqual(['llama-cpp-python', 'llamacpp']);
   });
 
-  it('llama-cpp-python: a 5xx carries the server\'s own message (envelope or plain text, one line, truncated); a 4xx does not', () => {
+  it("llama-cpp-python: a 5xx carries the server's own message (envelope or plain text, one line, truncated); a 4xx does not", () => {
     const d = dialectFor('llama-cpp-python');
-    const envelope = JSON.stringify({ error: { message: 'Unexpected end of grammar\nat rule tool_call', type: 'internal_server_error', param: null, code: null } });
-    expect(d.mapError({ status: 500, body: envelope, retryAfterMs: undefined }).message).toBe('upstream answered HTTP 500: Unexpected end of grammar at rule tool_call');
-    expect(d.mapError({ status: 500, body: 'Internal Server Error', retryAfterMs: undefined }).message).toBe('upstream answered HTTP 500: Internal Server Error');
+    const envelope = JSON.stringify({
+      error: { message: 'Unexpected end of grammar\nat rule tool_call', type: 'internal_server_error', param: null, code: null },
+    });
+    expect(d.mapError({ status: 500, body: envelope, retryAfterMs: undefined }).message).toBe(
+      'upstream answered HTTP 500: Unexpected end of grammar at rule tool_call',
+    );
+    expect(d.mapError({ status: 500, body: 'Internal Server Error', retryAfterMs: undefined }).message).toBe(
+      'upstream answered HTTP 500: Internal Server Error',
+    );
     expect(d.mapError({ status: 500, body: '', retryAfterMs: undefined }).message).toBe('upstream answered HTTP 500');
     expect(d.mapError({ status: 500, body: '{"detail":[1,2]}', retryAfterMs: undefined }).message).toBe('upstream answered HTTP 500');
     expect(d.mapError({ status: 400, body: envelope, retryAfterMs: undefined }).message).toBe('upstream answered HTTP 400');
     expect(serverMessage(JSON.stringify({ error: { message: 'x'.repeat(500) } }))).toHaveLength(200);
     // Other dialects keep only the status in the message (their bodies may echo prompts).
-    expect(dialectFor('vllm').mapError({ status: 500, body: envelope, retryAfterMs: undefined }).message).toBe('upstream answered HTTP 500');
+    expect(dialectFor('vllm').mapError({ status: 500, body: envelope, retryAfterMs: undefined }).message).toBe(
+      'upstream answered HTTP 500',
+    );
   });
 
   it('llama-cpp-python: the client sees a 502 upstream_error in the OpenAI envelope that quotes the server', () => {
-    const api = upstreamToApiError(dialectFor('llama-cpp-python').mapError({ status: 500, body: '{"error":{"message":"Invalid tool call","type":"internal_server_error"}}', retryAfterMs: undefined }));
+    const api = upstreamToApiError(
+      dialectFor('llama-cpp-python').mapError({
+        status: 500,
+        body: '{"error":{"message":"Invalid tool call","type":"internal_server_error"}}',
+        retryAfterMs: undefined,
+      }),
+    );
     expect(api.status).toBe(502);
     expect(api.toEnvelope().error).toMatchObject({ type: 'server_error', code: 'upstream_error' });
     expect(api.message).toContain('Invalid tool call');
@@ -141,8 +191,10 @@ describe('each dialect\'s quirks', () => {
 });
 
 describe('llama-cpp-python validation failures', () => {
-  it('its pydantic 500 (recorded) is the client\'s 400, not retried, and never echoes the input', async () => {
-    const recorded = JSON.parse(await readFile(new URL('../fixtures/upstream/llama-cpp-python/error-malformed-body.json', import.meta.url), 'utf8'));
+  it("its pydantic 500 (recorded) is the client's 400, not retried, and never echoes the input", async () => {
+    const recorded = JSON.parse(
+      await readFile(new URL('../fixtures/upstream/llama-cpp-python/error-malformed-body.json', import.meta.url), 'utf8'),
+    );
     const body = JSON.stringify(recorded.response.body);
     expect(recorded.response.status).toBe(500);
     const err = dialectFor('llama-cpp-python').mapError({ status: 500, body, retryAfterMs: undefined });
@@ -152,7 +204,9 @@ describe('llama-cpp-python validation failures', () => {
     expect(api.message).toContain('body.messages: Input should be a valid list');
     expect(api.message).not.toContain('not a list');
     // Any other 500 stays a retryable upstream failure.
-    expect(dialectFor('llama-cpp-python').mapError({ status: 500, body: 'Internal Server Error', retryAfterMs: undefined }).isRetryable).toBe(true);
+    expect(
+      dialectFor('llama-cpp-python').mapError({ status: 500, body: 'Internal Server Error', retryAfterMs: undefined }).isRetryable,
+    ).toBe(true);
   });
 });
 
@@ -170,7 +224,10 @@ describe('dialect detection (injected fetch)', () => {
     return { f, asked };
   };
   const models = (owner: string) => [200, { object: 'list', data: [{ id: 'm', object: 'model', owned_by: owner }] }] as [number, unknown];
-  const props = [200, { default_generation_settings: { n_ctx: 4096 }, total_slots: 1, chat_template: '{{ messages }}' }] as [number, unknown];
+  const props = [200, { default_generation_settings: { n_ctx: 4096 }, total_slots: 1, chat_template: '{{ messages }}' }] as [
+    number,
+    unknown,
+  ];
 
   it.each<[string, DialectName]>([
     ['https://api.deepseek.com/v1', 'deepseek'],
@@ -194,7 +251,10 @@ describe('dialect detection (injected fetch)', () => {
     ['Me', 'llama-cpp-python'],
   ])('owned_by %j → %s', async (owner, name) => {
     const { f, asked } = fakeFetch({ 'http://h:8000/v1/models': models(owner) });
-    expect(await detectDialect({ baseUrl: 'http://h:8000/v1/', apiKey: 'k', fetch: f })).toEqual({ name, evidence: `owned_by ${owner.toLowerCase()}` });
+    expect(await detectDialect({ baseUrl: 'http://h:8000/v1/', apiKey: 'k', fetch: f })).toEqual({
+      name,
+      evidence: `owned_by ${owner.toLowerCase()}`,
+    });
     expect(asked).toEqual([{ url: 'http://h:8000/v1/models', auth: 'Bearer k' }]);
   });
 
@@ -202,7 +262,10 @@ describe('dialect detection (injected fetch)', () => {
     const withProps = fakeFetch({ 'http://h:8080/v1/models': models('someone'), 'http://h:8080/props': props });
     expect(await detectDialect({ baseUrl: 'http://h:8080/v1', fetch: withProps.f })).toEqual({ name: 'llamacpp', evidence: 'GET /props' });
     const without = fakeFetch({ 'http://h:8080/v1/models': models('someone'), 'http://h:8080/props': [404, { detail: 'Not Found' }] });
-    expect(await detectDialect({ baseUrl: 'http://h:8080/v1', fetch: without.f })).toEqual({ name: 'openai-compatible', evidence: 'unknown owned_by someone' });
+    expect(await detectDialect({ baseUrl: 'http://h:8080/v1', fetch: without.f })).toEqual({
+      name: 'openai-compatible',
+      evidence: 'unknown owned_by someone',
+    });
     const notProps = fakeFetch({ 'http://h:8080/v1/models': models('someone'), 'http://h:8080/props': [200, { something: 'else' }] });
     expect((await detectDialect({ baseUrl: 'http://h:8080/v1', fetch: notProps.f })).name).toBe('openai-compatible');
   });
@@ -215,12 +278,18 @@ describe('dialect detection (injected fetch)', () => {
 
   it('unreachable: the generic dialect at once, no probes', async () => {
     const { f, asked } = fakeFetch({});
-    expect(await detectDialect({ baseUrl: 'http://h:8000/v1', fetch: f })).toEqual({ name: 'openai-compatible', evidence: 'upstream unreachable' });
+    expect(await detectDialect({ baseUrl: 'http://h:8000/v1', fetch: f })).toEqual({
+      name: 'openai-compatible',
+      evidence: 'upstream unreachable',
+    });
     expect(asked).toHaveLength(1);
   });
 
   it('over real HTTP too (the fake upstream: its /props answers 500)', async () => {
-    for (const [owner, name] of [['me', 'llama-cpp-python'], ['someone', 'openai-compatible']] as const) {
+    for (const [owner, name] of [
+      ['me', 'llama-cpp-python'],
+      ['someone', 'openai-compatible'],
+    ] as const) {
       const fake = await startFakeUpstream({ ownedBy: owner });
       try {
         expect((await detectDialect({ baseUrl: fake.baseUrl })).name).toBe(name);
@@ -258,7 +327,13 @@ const lcpChunk = (delta: Record<string, unknown>, finish: string | null = null) 
   model: 'qwen.gguf',
   choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
 });
-const lcpStream = [lcpChunk({ role: 'assistant' }), lcpChunk({ content: 'K' }), lcpChunk({ content: ' is' }), lcpChunk({ content: ' high.' }), lcpChunk({}, 'stop')];
+const lcpStream = [
+  lcpChunk({ role: 'assistant' }),
+  lcpChunk({ content: 'K' }),
+  lcpChunk({ content: ' is' }),
+  lcpChunk({ content: ' high.' }),
+  lcpChunk({}, 'stop'),
+];
 const lcpCompletion = (content: string) => ({
   id: 'chatcmpl-1',
   object: 'chat.completion',
@@ -275,7 +350,8 @@ async function collect(s: AsyncIterable<UpstreamDelta>): Promise<UpstreamDelta[]
 }
 
 describe('llama-cpp-python through the shared upstream', () => {
-  const upstream = (post: HttpPost) => createOpenAiCompatibleUpstream({ baseUrl: 'http://h/v1', model: 'qwen.gguf', flavour: 'llama-cpp-python', post, maxRetries: 0 });
+  const upstream = (post: HttpPost) =>
+    createOpenAiCompatibleUpstream({ baseUrl: 'http://h/v1', model: 'qwen.gguf', flavour: 'llama-cpp-python', post, maxRetries: 0 });
 
   it('stream: no usage delta, the counted completion tokens and usage_reported: false instead', async () => {
     const { post, sent } = scriptedPost({ chunks: lcpStream });
@@ -294,14 +370,25 @@ describe('llama-cpp-python through the shared upstream', () => {
   it('non-streamed: its usage is reported as is; reasoning with thinking disabled is dropped and flagged', async () => {
     const { post } = scriptedPost({ json: lcpCompletion('<think>Check the range.</think>K is high.') });
     const c = await upstream(post).doGenerate(params(off));
-    expect(c).toMatchObject({ content: 'K is high.', reasoning: null, usage: { prompt_tokens: 30, completion_tokens: 4 }, extensions: { thinking_ignored: true } });
+    expect(c).toMatchObject({
+      content: 'K is high.',
+      reasoning: null,
+      usage: { prompt_tokens: 30, completion_tokens: 4 },
+      extensions: { thinking_ignored: true },
+    });
     const plain = await upstream(scriptedPost({ json: lcpCompletion('K is high.') }).post).doGenerate(params(off));
     expect(plain.extensions).toBeUndefined();
   });
 
-  it('a 500 rejects with the server\'s message', async () => {
-    const { post } = scriptedPost({ status: 500, json: { error: { message: 'Failed to parse tool call', type: 'internal_server_error', param: null, code: null } } });
-    await expect(upstream(post).doGenerate(params())).rejects.toMatchObject({ statusCode: 500, message: 'upstream answered HTTP 500: Failed to parse tool call' });
+  it("a 500 rejects with the server's message", async () => {
+    const { post } = scriptedPost({
+      status: 500,
+      json: { error: { message: 'Failed to parse tool call', type: 'internal_server_error', param: null, code: null } },
+    });
+    await expect(upstream(post).doGenerate(params())).rejects.toMatchObject({
+      statusCode: 500,
+      message: 'upstream answered HTTP 500: Failed to parse tool call',
+    });
   });
 });
 
@@ -350,7 +437,12 @@ describe('unknown usage and ignored thinking at the HTTP edge (llama-cpp-python 
     expect(gw.fake.requests.at(-1)!.body.stream_options).toBeUndefined();
     expect(chunks.at(-1)).toMatchObject({ choices: [], usage: null });
     expect(chunks.filter((c) => c.usage_reported === false)).toEqual([
-      expect.objectContaining({ object: 'chat.completion.chunk', choices: [], usage_reported: false, usage_counted: { completion_tokens: 3 } }),
+      expect.objectContaining({
+        object: 'chat.completion.chunk',
+        choices: [],
+        usage_reported: false,
+        usage_counted: { completion_tokens: 3 },
+      }),
     ]);
     expect(chunks.map((c) => c.choices[0]?.delta?.content ?? '').join('')).toBe('K is high.');
   });
@@ -363,14 +455,28 @@ describe('unknown usage and ignored thinking at the HTTP edge (llama-cpp-python 
     expect(json).toMatchObject({ thinking_ignored: true, choices: [{ message: { content: 'K is high.' } }] });
     expect(json.choices[0].message.reasoning_content).toBeUndefined();
 
-    gw.fake.enqueue({ chunks: [lcpChunk({ content: '<think>' }), lcpChunk({ content: 'Range' }), lcpChunk({ content: '</think>' }), lcpChunk({ content: 'K is high.' }), lcpChunk({}, 'stop')] });
+    gw.fake.enqueue({
+      chunks: [
+        lcpChunk({ content: '<think>' }),
+        lcpChunk({ content: 'Range' }),
+        lcpChunk({ content: '</think>' }),
+        lcpChunk({ content: 'K is high.' }),
+        lcpChunk({}, 'stop'),
+      ],
+    });
     const chunks = await sseJson(await post({ stream: true, thinking: { type: 'disabled' } }));
     expect(chunks.some((c) => c.choices[0]?.delta?.reasoning_content)).toBe(false);
-    expect(chunks.filter((c) => c.thinking_ignored)).toEqual([expect.objectContaining({ choices: [], thinking_ignored: true, usage_reported: false })]);
+    expect(chunks.filter((c) => c.thinking_ignored)).toEqual([
+      expect.objectContaining({ choices: [], thinking_ignored: true, usage_reported: false }),
+    ]);
   });
 
   it('a llama-cpp-python 500 reaches the client as a 502 envelope quoting the server', async () => {
-    for (let i = 0; i < 3; i++) gw.fake.enqueue({ status: 500, body: { error: { message: 'Grammar parse error at line 1', type: 'internal_server_error', param: null, code: null } } });
+    for (let i = 0; i < 3; i++)
+      gw.fake.enqueue({
+        status: 500,
+        body: { error: { message: 'Grammar parse error at line 1', type: 'internal_server_error', param: null, code: null } },
+      });
     const res = await post({});
     expect(res.status).toBe(502);
     const json = await res.json();
@@ -379,7 +485,7 @@ describe('unknown usage and ignored thinking at the HTTP edge (llama-cpp-python 
   });
 });
 
-describe('the agent loop\'s token budget without usage', () => {
+describe("the agent loop's token budget without usage", () => {
   it('charges an estimate, so a silent upstream still exhausts the budget', () => {
     const budget = createTokenBudget(10);
     budget.consume({ content: 'x'.repeat(40), reasoning: null, toolCalls: [], finishReason: 'stop', usage: null });

@@ -10,8 +10,14 @@ function split(pieces: string[]) {
   const s = createThinkSplitter();
   const out = [...pieces.flatMap((p) => s.push(p)), ...s.end()];
   return {
-    reasoning: out.filter((p) => p.type === 'reasoning').map((p) => p.text).join(''),
-    content: out.filter((p) => p.type === 'content').map((p) => p.text).join(''),
+    reasoning: out
+      .filter((p) => p.type === 'reasoning')
+      .map((p) => p.text)
+      .join(''),
+    content: out
+      .filter((p) => p.type === 'content')
+      .map((p) => p.text)
+      .join(''),
   };
 }
 
@@ -21,7 +27,10 @@ describe('think splitter', () => {
     for (let i = 0; i <= text.length; i++) {
       expect(split([text.slice(0, i), text.slice(i)])).toEqual({ reasoning: 'K 5.8 is high', content: 'Potassium is high.' });
       for (let j = i; j <= text.length; j += 3) {
-        expect(split([text.slice(0, i), text.slice(i, j), text.slice(j)])).toEqual({ reasoning: 'K 5.8 is high', content: 'Potassium is high.' });
+        expect(split([text.slice(0, i), text.slice(i, j), text.slice(j)])).toEqual({
+          reasoning: 'K 5.8 is high',
+          content: 'Potassium is high.',
+        });
       }
     }
   });

@@ -8,7 +8,9 @@ export async function executeTool(name: string, argsJson: string, ctx: ToolConte
   try {
     const tool = toolRegistry.get(name);
     if (!tool) {
-      return toolFailure('unknown_tool', `No tool named ${JSON.stringify(name)}`, { details: { available: [...toolRegistry.values()].filter((t) => ctx.writesEnabled || !t.write).map((t) => t.name) } });
+      return toolFailure('unknown_tool', `No tool named ${JSON.stringify(name)}`, {
+        details: { available: [...toolRegistry.values()].filter((t) => ctx.writesEnabled || !t.write).map((t) => t.name) },
+      });
     }
     if (tool.write && !ctx.writesEnabled) return writesDisabled(name);
     if (ctx.signal?.aborted) return toolFailure('aborted', 'The request was cancelled before the tool ran');

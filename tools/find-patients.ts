@@ -24,5 +24,13 @@ export const findPatients = defineSearchTool({
     count: countField(10, 50),
     raw: rawField(),
   }),
-  toParams: (i) => ({ name: i.name, family: i.family, given: i.given, birthdate: i.birthdate, identifier: i.identifier, gender: i.gender, _sort: '_id' }),
+  toParams: (i) => ({
+    name: i.name,
+    family: i.family,
+    given: i.given,
+    birthdate: i.birthdate,
+    identifier: i.identifier,
+    gender: i.gender,
+    _sort: '_id',
+  }),
 });

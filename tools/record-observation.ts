@@ -6,13 +6,24 @@ import { writeResource } from './write-resource.ts';
 
 const LOINC = 'http://loinc.org';
 const CATEGORY_SYSTEM = 'http://terminology.hl7.org/CodeSystem/observation-category';
-const CATEGORY_DISPLAY = { 'vital-signs': 'Vital Signs', laboratory: 'Laboratory', 'social-history': 'Social History', exam: 'Exam', survey: 'Survey' };
+const CATEGORY_DISPLAY = {
+  'vital-signs': 'Vital Signs',
+  laboratory: 'Laboratory',
+  'social-history': 'Social History',
+  exam: 'Exam',
+  survey: 'Survey',
+};
 
 const schema = z
   .object({
     patient: patientField(),
-    code: codingField('What was observed, e.g. {system:"http://loinc.org", code:"8867-4", display:"Heart rate"}; system may be omitted for a local flowsheet code'),
-    category: z.enum(['vital-signs', 'laboratory', 'social-history', 'exam', 'survey']).default('vital-signs').describe('Observation category (default vital-signs)'),
+    code: codingField(
+      'What was observed, e.g. {system:"http://loinc.org", code:"8867-4", display:"Heart rate"}; system may be omitted for a local flowsheet code',
+    ),
+    category: z
+      .enum(['vital-signs', 'laboratory', 'social-history', 'exam', 'survey'])
+      .default('vital-signs')
+      .describe('Observation category (default vital-signs)'),
     value_quantity: quantityField('Numeric result with unit, e.g. {value: 72, unit: "/min"}').optional(),
     value_string: z.string().min(1).max(500).describe('Result as text, e.g. "118/77 mmHg" when asked to record it as a string').optional(),
     blood_pressure: z
@@ -28,7 +39,12 @@ const schema = z
   })
   .superRefine((v, ctx) => {
     const values = [v.value_quantity, v.value_string, v.blood_pressure].filter((x) => x !== undefined).length;
-    if (values !== 1) ctx.addIssue({ code: 'custom', path: ['value_quantity'], message: 'give exactly one of value_quantity, value_string or blood_pressure' });
+    if (values !== 1)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['value_quantity'],
+        message: 'give exactly one of value_quantity, value_string or blood_pressure',
+      });
   });
 
 const bpComponent = (code: string, display: string, value: number): ObservationComponent => ({

@@ -11,7 +11,18 @@ export const searchDiagnosticReports = defineSearchTool({
     code: tokenField('Report code as "system|code" (e.g. a LOINC panel) or a bare code').optional(),
     category: tokenField('Report category, e.g. "LAB" or "http://loinc.org|LP29684-5"').optional(),
     status: z
-      .enum(['registered', 'partial', 'preliminary', 'final', 'amended', 'corrected', 'appended', 'cancelled', 'entered-in-error', 'unknown'])
+      .enum([
+        'registered',
+        'partial',
+        'preliminary',
+        'final',
+        'amended',
+        'corrected',
+        'appended',
+        'cancelled',
+        'entered-in-error',
+        'unknown',
+      ])
       .describe('Only reports with this status')
       .optional(),
     ...dateWindow('reports'),

@@ -12,10 +12,20 @@ export const searchEncounters = defineSearchTool({
       .enum(['planned', 'arrived', 'triaged', 'in-progress', 'onleave', 'finished', 'cancelled', 'entered-in-error', 'unknown'])
       .describe('Only encounters with this status')
       .optional(),
-    class: z.string().regex(/^[A-Za-z0-9_-]{1,20}$/, 'must be 1-20 letters, digits, "_" or "-"').describe('Encounter class code, e.g. AMB (ambulatory), IMP (inpatient), EMER').optional(),
+    class: z
+      .string()
+      .regex(/^[A-Za-z0-9_-]{1,20}$/, 'must be 1-20 letters, digits, "_" or "-"')
+      .describe('Encounter class code, e.g. AMB (ambulatory), IMP (inpatient), EMER')
+      .optional(),
     ...dateWindow('encounters'),
     count: countField(20, 100),
     raw: rawField(),
   }),
-  toParams: (i) => ({ patient: patientReference(i.patient), status: i.status, class: i.class, date: dateRange(i.date_from, i.date_to), _sort: '-date,_id' }),
+  toParams: (i) => ({
+    patient: patientReference(i.patient),
+    status: i.status,
+    class: i.class,
+    date: dateRange(i.date_from, i.date_to),
+    _sort: '-date,_id',
+  }),
 });

@@ -10,7 +10,9 @@ export const searchObservations = defineSearchTool({
   resourceType: 'Observation',
   inputSchema: z.object({
     patient: patientField(),
-    code: tokenField('Observation code as "system|code" (e.g. "http://loinc.org|2823-3") or a bare code (e.g. "K"); commas for any of several').optional(),
+    code: tokenField(
+      'Observation code as "system|code" (e.g. "http://loinc.org|2823-3") or a bare code (e.g. "K"); commas for any of several',
+    ).optional(),
     category: z.enum(['laboratory', 'vital-signs']).describe('Only laboratory results or only vital signs').optional(),
     ...dateWindow('observations', 'date/dateTime'),
     count: countField(20, 100),

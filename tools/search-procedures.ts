@@ -17,5 +17,11 @@ export const searchProcedures = defineSearchTool({
     count: countField(20, 100),
     raw: rawField(),
   }),
-  toParams: (i) => ({ patient: patientReference(i.patient), code: i.code, status: i.status, date: dateRange(i.date_from, i.date_to), _sort: '-date,_id' }),
+  toParams: (i) => ({
+    patient: patientReference(i.patient),
+    code: i.code,
+    status: i.status,
+    date: dateRange(i.date_from, i.date_to),
+    _sort: '-date,_id',
+  }),
 });

@@ -39,7 +39,9 @@ function prune(o: Summary): Summary {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined && !(Array.isArray(v) && v.length === 0)));
 }
 
-function observationValue(o: Pick<Observation, 'valueQuantity' | 'valueString' | 'valueCodeableConcept' | 'valueBoolean' | 'valueInteger'>): unknown {
+function observationValue(
+  o: Pick<Observation, 'valueQuantity' | 'valueString' | 'valueCodeableConcept' | 'valueBoolean' | 'valueInteger'>,
+): unknown {
   if (o.valueQuantity) return quantity(o.valueQuantity);
   if (o.valueString !== undefined) return o.valueString;
   if (o.valueCodeableConcept) return conceptSummary(o.valueCodeableConcept)?.display ?? statusOf(o.valueCodeableConcept);
@@ -88,7 +90,9 @@ const summarizers: Record<string, (r: never) => Summary> = {
       rate: quantity(dr?.rateQuantity),
       route: dosage?.route?.text ?? dosage?.route?.coding?.[0]?.display ?? dosage?.route?.coding?.[0]?.code,
       dosage: dosage?.text ?? dosage?.timing?.code?.text,
-      reason: [...(m.reasonCode ?? []).map((r) => conceptSummary(r)?.display), ...(m.reasonReference ?? []).map((r) => r.reference)].filter(Boolean),
+      reason: [...(m.reasonCode ?? []).map((r) => conceptSummary(r)?.display), ...(m.reasonReference ?? []).map((r) => r.reference)].filter(
+        Boolean,
+      ),
     };
   },
   Procedure: (p: Procedure) => ({

@@ -24,7 +24,9 @@ export function toolErrorResult(err: unknown, ctx: Pick<ToolContext, 'signal'>):
   const name = (err as { name?: unknown } | null)?.name;
   if (name === 'TimeoutError') return toolFailure('timeout', 'The FHIR server did not answer in time');
   if (name === 'AbortError') return toolFailure('aborted', 'The tool call was aborted');
-  if (err instanceof FhirError) return toolFailure(err.status === 403 ? 'forbidden' : 'fhir_error', outcomeMessage(err), { status: err.status });
-  if (err instanceof z.ZodError) return toolFailure('invalid_arguments', 'The arguments do not match the tool schema', { details: zodIssues(err) });
+  if (err instanceof FhirError)
+    return toolFailure(err.status === 403 ? 'forbidden' : 'fhir_error', outcomeMessage(err), { status: err.status });
+  if (err instanceof z.ZodError)
+    return toolFailure('invalid_arguments', 'The arguments do not match the tool schema', { details: zodIssues(err) });
   return toolFailure('internal_error', err instanceof Error ? err.message : String(err));
 }

@@ -36,7 +36,10 @@ export const idField = () => z.string().regex(FHIR_ID, 'must be a FHIR id: lette
 export const patientField = () =>
   z
     .string()
-    .regex(new RegExp(`^(Patient/)?${NOT_A_DOT_SEGMENT}${FHIR_ID_PATTERN}$`), 'must be a Patient id (letters, digits, "-" or ".", at most 64, not only dots) or "Patient/<id>"')
+    .regex(
+      new RegExp(`^(Patient/)?${NOT_A_DOT_SEGMENT}${FHIR_ID_PATTERN}$`),
+      'must be a Patient id (letters, digits, "-" or ".", at most 64, not only dots) or "Patient/<id>"',
+    )
     .describe('The patient, e.g. "S1000001" or "Patient/S1000001"');
 
 /** Bare id from "Patient/<id>" or "<id>". */
@@ -61,14 +64,20 @@ export const tokenField = (what: string) =>
     .string()
     .min(1)
     .max(300)
-    .regex(/^[^\s&#]+( [^\s&#]+)*$/, 'must be "system|code" or a bare code (commas for several), without "&", "#", tabs, line breaks, or leading, trailing or double spaces')
+    .regex(
+      /^[^\s&#]+( [^\s&#]+)*$/,
+      'must be "system|code" or a bare code (commas for several), without "&", "#", tabs, line breaks, or leading, trailing or double spaces',
+    )
     .describe(what);
 
 export const countField = (fallback: number, max: number) =>
   z.number().int().min(1).max(max).default(fallback).describe(`Maximum number of results (1-${max}, default ${fallback})`);
 
 export const rawField = () =>
-  z.boolean().default(false).describe('Return full FHIR resources instead of compact summaries (larger; use only when a detail is missing)');
+  z
+    .boolean()
+    .default(false)
+    .describe('Return full FHIR resources instead of compact summaries (larger; use only when a detail is missing)');
 
 /** A coding; `system` is required when a custom system schema is given (e.g. an enum of allowed systems). */
 export const codingField = (what: string, system?: z.ZodType<string>) =>

@@ -16,11 +16,17 @@ function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
   if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
   const entries = Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined);
-  return `{${entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+  return `{${entries
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`)
+    .join(',')}}`;
 }
 
 export function idempotencyKey(o: { scope?: string; callId: string; tool: string; input: unknown }): string {
-  return createHash('sha256').update(`${o.scope ?? ''}\0${o.callId}\0${o.tool}\0${canonicalJson(o.input)}`).digest('hex').slice(0, 40);
+  return createHash('sha256')
+    .update(`${o.scope ?? ''}\0${o.callId}\0${o.tool}\0${canonicalJson(o.input)}`)
+    .digest('hex')
+    .slice(0, 40);
 }
 
 /** The identifier value: the call id when it is search-safe, else a hash of it (no `|`, `,`, `&` or `\` to escape). */
@@ -29,7 +35,10 @@ export function idempotencyValue(callId: string): string {
 }
 
 export function writesDisabled(tool: string): ToolResult {
-  return toolFailure('writes_disabled', `${tool} writes to the record, and writes are disabled on this gateway. Tell the user what you would have written instead.`);
+  return toolFailure(
+    'writes_disabled',
+    `${tool} writes to the record, and writes are disabled on this gateway. Tell the user what you would have written instead.`,
+  );
 }
 
 export async function writeResource(tool: string, input: unknown, build: () => Resource, ctx: ToolContext): Promise<ToolResult> {
@@ -60,7 +69,9 @@ export async function writeResource(tool: string, input: unknown, build: () => R
       ok: true,
       content: {
         created,
-        note: created ? `${saved.resourceType}/${saved.id} created` : `${saved.resourceType}/${saved.id} already existed for this tool call; nothing new written`,
+        note: created
+          ? `${saved.resourceType}/${saved.id} created`
+          : `${saved.resourceType}/${saved.id} already existed for this tool call; nothing new written`,
         resource: summarizeResource(saved),
       },
       written: [{ resourceType: saved.resourceType, id: saved.id!, created }],

@@ -43,18 +43,26 @@ export async function runCommand(args: RunArgs, io: RunIo): Promise<number> {
   if (args.limit) scenarios = scenarios.slice(0, args.limit);
 
   const solver = await makeSolver(args, io);
-  const judge = args.judgeBaseUrl && args.judgeModel ? { baseUrl: args.judgeBaseUrl, model: args.judgeModel, apiKey: args.apiKey, fetch: io.fetch } : undefined;
-  const task = defineTask({ name: path.basename(source).replace(/\.(jsonl|json|ya?ml)$/i, ''), dataset: scenarios, solver, scorers: defaultScorers({ judge }) });
+  const judge =
+    args.judgeBaseUrl && args.judgeModel
+      ? { baseUrl: args.judgeBaseUrl, model: args.judgeModel, apiKey: args.apiKey, fetch: io.fetch }
+      : undefined;
+  const task = defineTask({
+    name: path.basename(source).replace(/\.(jsonl|json|ya?ml)$/i, ''),
+    dataset: scenarios,
+    solver,
+    scorers: defaultScorers({ judge }),
+  });
 
   const fhirBaseUrl = args.fhirBaseUrl ?? io.env.FHIR_BASE_URL;
   const gateway = args.solver === 'model' && args.mode === 'gateway';
-  const headers = (args.fhirAuthHeader ?? io.env.FHIR_AUTH_HEADER) ? { authorization: (args.fhirAuthHeader ?? io.env.FHIR_AUTH_HEADER)! } : undefined;
+  const headers =
+    (args.fhirAuthHeader ?? io.env.FHIR_AUTH_HEADER) ? { authorization: (args.fhirAuthHeader ?? io.env.FHIR_AUTH_HEADER)! } : undefined;
   const { environment } = await createEnvironment({
     fhirBaseUrl: fhirBaseUrl || (gateway && args.baseUrl ? new URL('/fhir', args.baseUrl).href : undefined),
     headers,
     loadEhr: args.loadEhr,
-    bundles: async () =>
-      dataset.medagentbench ? generateMabEhr(dataset.medagentbench) : loadSyntheticEhrBundles(),
+    bundles: async () => (dataset.medagentbench ? generateMabEhr(dataset.medagentbench) : loadSyntheticEhrBundles()),
   });
 
   const logPath = args.log ?? path.join('.eval-runs', `${new Date().toISOString().replace(/[:.]/g, '-')}-${task.name}.jsonl`);
@@ -76,15 +84,28 @@ export async function runCommand(args: RunArgs, io: RunIo): Promise<number> {
       solver: { name: solver.name, args: solver.args },
       scorers: task.scorers.map((s) => ({ name: s.name, args: s.args })),
       spec: {
-        epochs: args.epochs, concurrency: args.concurrency, maxSteps: args.maxSteps, limit: args.limit ?? null, category: args.category ?? null,
-        shard: args.shard ? `${args.shard.index}/${args.shard.count}` : null, isolation: environment.isolation, environment: environment.description,
+        epochs: args.epochs,
+        concurrency: args.concurrency,
+        maxSteps: args.maxSteps,
+        limit: args.limit ?? null,
+        category: args.category ?? null,
+        shard: args.shard ? `${args.shard.index}/${args.shard.count}` : null,
+        isolation: environment.isolation,
+        environment: environment.description,
       },
     });
   } else {
     await writer.append({ type: 'resume', at: new Date().toISOString(), skipped: skip.size });
   }
 
-  const progress = args.quiet ? undefined : new ProgressBar({ total: planned.size, alreadyDone: prior.length, alreadyPassed: prior.filter((s) => s.passed).length, stream: io.stderr });
+  const progress = args.quiet
+    ? undefined
+    : new ProgressBar({
+        total: planned.size,
+        alreadyDone: prior.length,
+        alreadyPassed: prior.filter((s) => s.passed).length,
+        stream: io.stderr,
+      });
   const controller = new AbortController();
   const onSignal = () => controller.abort();
   process.once('SIGINT', onSignal);
@@ -114,7 +135,12 @@ export async function runCommand(args: RunArgs, io: RunIo): Promise<number> {
   const all = [...prior, ...fresh];
   const summary = summarize(all);
   const interrupted = controller.signal.aborted || all.length < planned.size;
-  await writer.append({ type: 'footer', status: interrupted ? 'interrupted' : summary.overall.errors ? 'error' : 'success', finishedAt: new Date().toISOString(), summary: summary as unknown as Record<string, unknown> });
+  await writer.append({
+    type: 'footer',
+    status: interrupted ? 'interrupted' : summary.overall.errors ? 'error' : 'success',
+    finishedAt: new Date().toISOString(),
+    summary: summary as unknown as Record<string, unknown>,
+  });
   await writer.close();
   await environment.close();
 
@@ -123,7 +149,9 @@ export async function runCommand(args: RunArgs, io: RunIo): Promise<number> {
   out.write('| category | pass rate | errors |\n|---|---|---|\n');
   for (const [cat, g] of Object.entries(summary.byCategory)) out.write(`| ${cat} | ${formatPassRate(g)} | ${g.errors} |\n`);
   const o = summary.overall;
-  out.write(`tokens: prompt ${o.promptTokens}, completion ${o.completionTokens}, reasoning ${o.reasoningTokens}, cached ${o.cachedTokens}; finish reasons ${JSON.stringify(o.finishReasons)}; tool calls ${o.toolCalls} (${o.toolErrors} errors)\n`);
+  out.write(
+    `tokens: prompt ${o.promptTokens}, completion ${o.completionTokens}, reasoning ${o.reasoningTokens}, cached ${o.cachedTokens}; finish reasons ${JSON.stringify(o.finishReasons)}; tool calls ${o.toolCalls} (${o.toolErrors} errors)\n`,
+  );
   if (o.errors) out.write(`harness errors: ${o.errors} (e.g. ${all.find((s) => s.error)?.error?.slice(0, 200)})\n`);
   const pct = o.samples ? (100 * o.passed) / o.samples : 0;
   out.write(`pass rate: ${Number(pct.toFixed(1))}% (${o.passed}/${o.samples})\n`);

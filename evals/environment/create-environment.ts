@@ -31,17 +31,32 @@ export interface CreatedEnvironment {
 }
 
 export async function createEnvironment(spec: EnvironmentSpec): Promise<CreatedEnvironment> {
-  const makeClient: ClientFactory = (o) => createMedplumFhirClient({ baseUrl: o.baseUrl, fetch: o.fetch, headers: o.headers, maxResults: 100_000 });
+  const makeClient: ClientFactory = (o) =>
+    createMedplumFhirClient({ baseUrl: o.baseUrl, fetch: o.fetch, headers: o.headers, maxResults: 100_000 });
   if (spec.fhirBaseUrl) {
     if (spec.loadEhr) await uploadBundles(makeClient({ baseUrl: spec.fhirBaseUrl, headers: spec.headers }), await spec.bundles());
     return {
-      environment: cleanupEnvironment({ baseUrl: spec.fhirBaseUrl, headers: spec.headers, makeClient, description: `external ${spec.fhirBaseUrl}, writes deleted after each scenario` }),
+      environment: cleanupEnvironment({
+        baseUrl: spec.fhirBaseUrl,
+        headers: spec.headers,
+        makeClient,
+        description: `external ${spec.fhirBaseUrl}, writes deleted after each scenario`,
+      }),
     };
   }
-  const gateway = await composeGateway({ config: loadConfig({ FHIR_SEED: 'true', LOG_LEVEL: 'silent' }), logger: pino({ level: 'silent' }), seed: spec.bundles });
+  const gateway = await composeGateway({
+    config: loadConfig({ FHIR_SEED: 'true', LOG_LEVEL: 'silent' }),
+    logger: pino({ level: 'silent' }),
+    seed: spec.bundles,
+  });
   const server = gateway.deps.fhirServer!;
   const inner = spec.shared
-    ? cleanupEnvironment({ baseUrl: server.baseUrl, fetch: server.fetch, makeClient, description: 'embedded store shared with the gateway, writes deleted after each scenario' })
+    ? cleanupEnvironment({
+        baseUrl: server.baseUrl,
+        fetch: server.fetch,
+        makeClient,
+        description: 'embedded store shared with the gateway, writes deleted after each scenario',
+      })
     : forkEnvironment(server, makeClient);
   const environment: FhirEnvironment = {
     ...inner,

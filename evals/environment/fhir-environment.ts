@@ -100,7 +100,9 @@ async function patientResources(fhir: FhirClient, patients: string[]): Promise<R
   if (!patients.length) return [];
   // One search per patient and type: comma-OR on references is not supported everywhere.
   const lists = await Promise.all(
-    WRITE_TYPES.flatMap((type) => patients.map(async (patient) => (await fhir.searchResources(type, { patient }, { maxResults: 100_000 })).resources)),
+    WRITE_TYPES.flatMap((type) =>
+      patients.map(async (patient) => (await fhir.searchResources(type, { patient }, { maxResults: 100_000 })).resources),
+    ),
   );
   return lists.flat();
 }

@@ -5,9 +5,7 @@ import type { FhirClient } from '../../src/fhir/fhir-client.ts';
 import type { FieldMatcher } from '../scenario.ts';
 import { ageAt, magnesiumDose, potassiumDose, round } from '../suites/clinical-rules.ts';
 import { type MedAgentBenchTask, categoryOf } from './task-file.ts';
-import {
-  DEFAULT_NOW, MAB, nextDayDate, parseBpValue, parseCode, parseNameAndDob, parseNow, parseReferralNote,
-} from './task-text.ts';
+import { DEFAULT_NOW, MAB, nextDayDate, parseBpValue, parseCode, parseNameAndDob, parseNow, parseReferralNote } from './task-text.ts';
 
 export type AnswerRule =
   | { kind: 'exact'; value: unknown[] }
@@ -66,18 +64,35 @@ export async function computeMabExpectation(
   switch (category) {
     case 'task1': {
       const who = parseNameAndDob(task.instruction);
-      if (!who) return { answer: { kind: 'exact', value: task.sol ?? [] }, writes: [], evidence: 'no name/DOB in the instruction; using sol' };
-      const { resources } = await fhir.searchResources<Patient>('Patient', { given: who.given, family: who.family, birthdate: who.birthDate });
+      if (!who)
+        return { answer: { kind: 'exact', value: task.sol ?? [] }, writes: [], evidence: 'no name/DOB in the instruction; using sol' };
+      const { resources } = await fhir.searchResources<Patient>('Patient', {
+        given: who.given,
+        family: who.family,
+        birthdate: who.birthDate,
+      });
       // String search is a case-insensitive prefix match; the benchmark means this exact name and date.
       const exact = resources.filter(
-        (p) => p.birthDate === who.birthDate && p.name?.some((n) => n.family?.toLowerCase() === who.family.toLowerCase() && n.given?.join(' ').toLowerCase() === who.given.toLowerCase()),
+        (p) =>
+          p.birthDate === who.birthDate &&
+          p.name?.some(
+            (n) => n.family?.toLowerCase() === who.family.toLowerCase() && n.given?.join(' ').toLowerCase() === who.given.toLowerCase(),
+          ),
       );
       const ids = exact.map((p) => p.id!).sort();
-      return { answer: { kind: 'exact', value: ids.length ? [ids[0]] : ['Patient not found'] }, writes: [], evidence: `Patient search → ${ids.join(',') || 'none'}` };
+      return {
+        answer: { kind: 'exact', value: ids.length ? [ids[0]] : ['Patient not found'] },
+        writes: [],
+        evidence: `Patient search → ${ids.join(',') || 'none'}`,
+      };
     }
     case 'task2': {
       const patient = await fhir.readResource<Patient>('Patient', mrn);
-      return { answer: { kind: 'exact', value: [ageAt(patient.birthDate!, nowIso)] }, writes: [], evidence: `birthDate ${patient.birthDate}` };
+      return {
+        answer: { kind: 'exact', value: [ageAt(patient.birthDate!, nowIso)] },
+        writes: [],
+        evidence: `birthDate ${patient.birthDate}`,
+      };
     }
     case 'task3': {
       const valueString = parseBpValue(task.instruction);
@@ -104,7 +119,11 @@ export async function computeMabExpectation(
     case 'task7': {
       const code = category === 'task4' ? 'MG' : 'GLU';
       const last = latest(await labPoints(fhir, mrn, code), category === 'task4' ? now - 24 * HOUR : undefined);
-      return { answer: { kind: 'exact', value: [last ? last.value : -1] }, writes: [], evidence: `latest ${code}: ${last ? `${last.value} at ${last.iso}` : 'none'}` };
+      return {
+        answer: { kind: 'exact', value: [last ? last.value : -1] },
+        writes: [],
+        evidence: `latest ${code}: ${last ? `${last.value} at ${last.iso}` : 'none'}`,
+      };
     }
     case 'task6': {
       const pts = (await labPoints(fhir, mrn, 'GLU')).filter((p) => p.at >= now - 24 * HOUR);
@@ -121,7 +140,10 @@ export async function computeMabExpectation(
       const resource = medicationOrder(ndc, 'IV', { value: dose, unit: 'g' }, { value: rate, unit: 'h' }, nowIso, subject);
       const fields: Record<string, FieldMatcher> = {
         ...ndcFields(ndc),
-        'dosageInstruction[0].route.text|dosageInstruction[0].route.coding.code|dosageInstruction[0].route': { regex: '^\\s*(iv|intravenous)\\s*$', flags: 'i' },
+        'dosageInstruction[0].route.text|dosageInstruction[0].route.coding.code|dosageInstruction[0].route': {
+          regex: '^\\s*(iv|intravenous)\\s*$',
+          flags: 'i',
+        },
         'dosageInstruction[0].doseAndRate[0].doseQuantity.value': dose,
         'dosageInstruction[0].doseAndRate[0].doseQuantity.unit': 'g',
         'dosageInstruction[0].doseAndRate[0].rateQuantity.value': rate,
@@ -129,13 +151,18 @@ export async function computeMabExpectation(
         ...common,
         ...authored,
       };
-      return { answer: { kind: 'exact-or-empty', value: [last.value] }, writes: [{ resource, fields }], evidence: `MG ${last.value}: ${dose} g over ${rate} h` };
+      return {
+        answer: { kind: 'exact-or-empty', value: [last.value] },
+        writes: [{ resource, fields }],
+        evidence: `MG ${last.value}: ${dose} g over ${rate} h`,
+      };
     }
     case 'task9': {
       const last = latest(await labPoints(fhir, mrn, 'K'));
       const value = last ? last.value : -1;
       const dose = last ? potassiumDose(last.value) : undefined;
-      if (!last || dose === undefined) return { answer: { kind: 'exact-or-empty', value: [value] }, writes: [], evidence: `K ${last?.value ?? 'none'}: no order` };
+      if (!last || dose === undefined)
+        return { answer: { kind: 'exact-or-empty', value: [value] }, writes: [], evidence: `K ${last?.value ?? 'none'}: no order` };
       const ndc = parseCode(task.context, /NDC for replacement potassium is/, MAB.potassiumNdc);
       const loinc = parseCode(task.context, /LOINC code for serum potassium level is/, MAB.potassiumLoinc);
       const med = medicationOrder(ndc, 'oral', { value: round(dose, 2), unit: 'mEq' }, undefined, nowIso, subject);
@@ -148,7 +175,10 @@ export async function computeMabExpectation(
             resource: med,
             fields: {
               ...ndcFields(ndc),
-              'dosageInstruction[0].route.text|dosageInstruction[0].route.coding.code|dosageInstruction[0].route': { regex: '^\\s*oral\\s*$', flags: 'i' },
+              'dosageInstruction[0].route.text|dosageInstruction[0].route.coding.code|dosageInstruction[0].route': {
+                regex: '^\\s*oral\\s*$',
+                flags: 'i',
+              },
               'dosageInstruction[0].doseAndRate[0].doseQuantity.value': { approx: dose, tolerance: 0.1 },
               'dosageInstruction[0].doseAndRate[0].doseQuantity.unit': 'mEq',
               ...common,
@@ -189,12 +219,18 @@ export async function computeMabExpectation(
       const value = last ? [last.value, last.iso] : [-1];
       const yearAgo = new Date(now);
       yearAgo.setUTCFullYear(yearAgo.getUTCFullYear() - 1);
-      if (last && last.at >= yearAgo.getTime()) return { answer: { kind: 'exact-or-empty', value }, writes: [], evidence: `A1C ${last.value} at ${last.iso} is recent` };
+      if (last && last.at >= yearAgo.getTime())
+        return { answer: { kind: 'exact-or-empty', value }, writes: [], evidence: `A1C ${last.value} at ${last.iso} is recent` };
       const loinc = parseCode(task.context, /LOINC code for ordering HbA1C lab is:?/, MAB.a1cLoinc);
       const resource = serviceOrder(MAB.loincSystem, loinc, nowIso, subject, {});
       return {
         answer: { kind: 'exact-or-empty', value },
-        writes: [{ resource, fields: { 'code.coding.system': MAB.loincSystem, 'code.coding.code': loinc, priority: 'stat', ...common, ...authored } }],
+        writes: [
+          {
+            resource,
+            fields: { 'code.coding.system': MAB.loincSystem, 'code.coding.code': loinc, priority: 'stat', ...common, ...authored },
+          },
+        ],
         evidence: last ? `A1C ${last.value} at ${last.iso} is stale: order` : 'no A1C: order',
       };
     }
@@ -226,7 +262,13 @@ function medicationOrder(
   };
 }
 
-function serviceOrder(system: string, code: string, nowIso: string, subject: { reference: string }, extra: Partial<ServiceRequest>): ServiceRequest {
+function serviceOrder(
+  system: string,
+  code: string,
+  nowIso: string,
+  subject: { reference: string },
+  extra: Partial<ServiceRequest>,
+): ServiceRequest {
   return {
     resourceType: 'ServiceRequest',
     status: 'active',

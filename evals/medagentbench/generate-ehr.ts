@@ -8,7 +8,20 @@ import { categoryOf, type MedAgentBenchTask } from './task-file.ts';
 import { DEFAULT_NOW, MAB, parseNameAndDob, parseNow } from './task-text.ts';
 
 const GIVEN = ['Avery', 'Jordan', 'Riley', 'Casey', 'Morgan', 'Quinn', 'Rowan', 'Skyler', 'Harper', 'Emerson', 'Finley', 'Reese'];
-const FAMILY = ['Lindqvist', 'Okafor', 'Marlowe', 'Tanaka', 'Brennan', 'Castellano', 'Haddad', 'Novak', 'Osei', 'Varga', 'Whitfield', 'Yilmaz'];
+const FAMILY = [
+  'Lindqvist',
+  'Okafor',
+  'Marlowe',
+  'Tanaka',
+  'Brennan',
+  'Castellano',
+  'Haddad',
+  'Novak',
+  'Osei',
+  'Varga',
+  'Whitfield',
+  'Yilmaz',
+];
 const HOUR = 3_600_000;
 
 export const MAB_MRN_SYSTEM = 'urn:fhir-agent-gateway:medagentbench:mrn';
@@ -62,9 +75,18 @@ export function generateMabEhr(tasks: MedAgentBenchTask[]): Bundle[] {
     switch (category) {
       case 'task4':
       case 'task5': {
-        const older: Array<[number, number]> = [[30 + Math.floor(rand() * 40), r1(1.6, 2.3)], [200, r1(1.7, 2.2)]];
-        const value = { fresh: r1(1.6, 2.5), mild: r1(1.5, 1.9), moderate: r1(1.0, 1.4), severe: r1(0.5, 0.9), normal: r1(2.0, 2.6) }[c as 'fresh'];
-        labs('MG', 'mg/dL', c === 'none' ? [] : value === undefined ? older : [[1 + Math.floor(rand() * 20), value], [22.5, r1(1.8, 2.2)], ...older]);
+        const older: Array<[number, number]> = [
+          [30 + Math.floor(rand() * 40), r1(1.6, 2.3)],
+          [200, r1(1.7, 2.2)],
+        ];
+        const value = { fresh: r1(1.6, 2.5), mild: r1(1.5, 1.9), moderate: r1(1.0, 1.4), severe: r1(0.5, 0.9), normal: r1(2.0, 2.6) }[
+          c as 'fresh'
+        ];
+        labs(
+          'MG',
+          'mg/dL',
+          c === 'none' ? [] : value === undefined ? older : [[1 + Math.floor(rand() * 20), value], [22.5, r1(1.8, 2.2)], ...older],
+        );
         break;
       }
       case 'task6':
@@ -78,18 +100,44 @@ export function generateMabEhr(tasks: MedAgentBenchTask[]): Bundle[] {
       }
       case 'task9': {
         const latest = c === 'low' ? r1(2.5, 3.4) : r1(3.5, 5.0);
-        labs('K', 'mmol/L', c === 'none' ? [] : [[2 + Math.floor(rand() * 60), latest], [300, r1(3.6, 4.8)]]);
+        labs(
+          'K',
+          'mmol/L',
+          c === 'none'
+            ? []
+            : [
+                [2 + Math.floor(rand() * 60), latest],
+                [300, r1(3.6, 4.8)],
+              ],
+        );
         break;
       }
       case 'task10': {
         const ageDays = c === 'fresh' ? 20 + Math.floor(rand() * 300) : 400 + Math.floor(rand() * 500);
-        labs('A1C', '%', c === 'none' ? [] : [[ageDays * 24, r1(5.2, 9.8)], [(ageDays + 180) * 24, r1(5.2, 9.8)]]);
+        labs(
+          'A1C',
+          '%',
+          c === 'none'
+            ? []
+            : [
+                [ageDays * 24, r1(5.2, 9.8)],
+                [(ageDays + 180) * 24, r1(5.2, 9.8)],
+              ],
+        );
         break;
       }
     }
     if (!labsDone.has(key('BP'))) {
       labsDone.add(key('BP'));
-      for (let i = 0; i < 2; i++) add(bp(`${t.eval_MRN}-BP-${i}`, t.eval_MRN, now - (6 + i * 30) * HOUR, `${110 + Math.floor(rand() * 40)}/${65 + Math.floor(rand() * 25)} mmHg`));
+      for (let i = 0; i < 2; i++)
+        add(
+          bp(
+            `${t.eval_MRN}-BP-${i}`,
+            t.eval_MRN,
+            now - (6 + i * 30) * HOUR,
+            `${110 + Math.floor(rand() * 40)}/${65 + Math.floor(rand() * 25)} mmHg`,
+          ),
+        );
     }
   }
   const entry: BundleEntry[] = [...resources.values()].map((resource) => ({
@@ -103,7 +151,9 @@ function patient(id: string, given: string, family: string, birthDate: string): 
   return {
     resourceType: 'Patient',
     id,
-    identifier: [{ system: MAB_MRN_SYSTEM, type: { coding: [{ system: 'http://terminology.hl7.org/CodeSystem/v2-0203', code: 'MR' }] }, value: id }],
+    identifier: [
+      { system: MAB_MRN_SYSTEM, type: { coding: [{ system: 'http://terminology.hl7.org/CodeSystem/v2-0203', code: 'MR' }] }, value: id },
+    ],
     name: [{ use: 'official', given: [given], family }],
     birthDate,
     gender: fnv1a(id) % 2 ? 'female' : 'male',

@@ -4,14 +4,16 @@
 import { MedAgentBenchTaskFileSchema, type MedAgentBenchTask } from './task-file.ts';
 import { DEFAULT_NOW, MAB } from './task-text.ts';
 
-const LAB_ANSWER = 'The answer should be a single number converted to a unit of mg/dL, and it should be -1 if a measurement within last 24 hours is not available.';
+const LAB_ANSWER =
+  'The answer should be a single number converted to a unit of mg/dL, and it should be -1 if a measurement within last 24 hours is not available.';
 
 export function mabSeedTasks(): MedAgentBenchTask[] {
   const now = `It's ${DEFAULT_NOW} now.`;
   return MedAgentBenchTaskFileSchema.parse([
     {
       id: 'task1_1',
-      instruction: 'What’s the MRN of the patient with name Odile Brennick and DOB of 1951-06-04? If the patient does not exist, the answer should be "Patient not found"',
+      instruction:
+        'What’s the MRN of the patient with name Odile Brennick and DOB of 1951-06-04? If the patient does not exist, the answer should be "Patient not found"',
       context: '',
       sol: ['S1738204'],
       eval_MRN: 'S1738204',

@@ -4,8 +4,11 @@ import { sampleKey } from '../eval-log.ts';
 import type { MergedRun } from './merge-logs.ts';
 
 export function compareRuns(a: MergedRun, b: MergedRun, names = ['A', 'B']): string {
-  const sa = summarize(a.samples), sb = summarize(b.samples);
-  const cats = [...new Set([...Object.keys(sa.byCategory), ...Object.keys(sb.byCategory)])].sort((x, y) => x.localeCompare(y, 'en', { numeric: true }));
+  const sa = summarize(a.samples),
+    sb = summarize(b.samples);
+  const cats = [...new Set([...Object.keys(sa.byCategory), ...Object.keys(sb.byCategory)])].sort((x, y) =>
+    x.localeCompare(y, 'en', { numeric: true }),
+  );
   const lines = [
     `# Compare: ${names[0]} vs ${names[1]}`,
     '',

@@ -5,7 +5,13 @@ import type { MergedRun } from './merge-logs.ts';
 import { barChart, esc, histogram, stackedChart } from './svg-charts.ts';
 
 const FINISH_ORDER = ['stop', 'tool_calls', 'length', 'content_filter', 'error'];
-const FINISH_COLORS: Record<string, string> = { stop: '#16a34a', tool_calls: '#2563eb', length: '#f59e0b', content_filter: '#7c3aed', error: '#dc2626' };
+const FINISH_COLORS: Record<string, string> = {
+  stop: '#16a34a',
+  tool_calls: '#2563eb',
+  length: '#f59e0b',
+  content_filter: '#7c3aed',
+  error: '#dc2626',
+};
 
 export function htmlReport(run: MergedRun): string {
   const { overall, byCategory } = summarize(run.samples);
@@ -19,18 +25,29 @@ export function htmlReport(run: MergedRun): string {
   const tokenChart = stackedChart(
     'Tokens by category',
     ['prompt (uncached)', 'completion', 'reasoning', 'cached'],
-    cats.map(([c, g]) => ({ label: c, values: [g.promptTokens - g.cachedTokens, g.completionTokens - g.reasoningTokens, g.reasoningTokens, g.cachedTokens] })),
+    cats.map(([c, g]) => ({
+      label: c,
+      values: [g.promptTokens - g.cachedTokens, g.completionTokens - g.reasoningTokens, g.reasoningTokens, g.cachedTokens],
+    })),
   );
-  const reasons = [...new Set([...FINISH_ORDER, ...Object.keys(overall.finishReasons)])].filter((r) => overall.finishReasons[r] !== undefined || FINISH_ORDER.includes(r));
+  const reasons = [...new Set([...FINISH_ORDER, ...Object.keys(overall.finishReasons)])].filter(
+    (r) => overall.finishReasons[r] !== undefined || FINISH_ORDER.includes(r),
+  );
   const finishChart = stackedChart(
     'finish_reason mix per category (model calls)',
     reasons,
     cats.map(([c, g]) => ({ label: c, values: reasons.map((r) => g.finishReasons[r] ?? 0) })),
     reasons.map((r) => FINISH_COLORS[r] ?? '#64748b'),
   );
-  const latencyChart = histogram('Sample latency', run.samples.map((s) => s.metrics.latencyMs));
+  const latencyChart = histogram(
+    'Sample latency',
+    run.samples.map((s) => s.metrics.latencyMs),
+  );
   const rows = cats
-    .map(([c, g]) => `<tr><td>${esc(c)}</td><td>${formatPassRate(g)}</td><td>${g.steps}</td><td>${g.toolCalls} (${g.toolErrors})</td><td>${g.promptTokens}</td><td>${g.completionTokens}</td><td>${g.reasoningTokens}</td><td>${Math.round(g.latencyMs.p50)} / ${Math.round(g.latencyMs.p95)}</td></tr>`)
+    .map(
+      ([c, g]) =>
+        `<tr><td>${esc(c)}</td><td>${formatPassRate(g)}</td><td>${g.steps}</td><td>${g.toolCalls} (${g.toolErrors})</td><td>${g.promptTokens}</td><td>${g.completionTokens}</td><td>${g.reasoningTokens}</td><td>${Math.round(g.latencyMs.p50)} / ${Math.round(g.latencyMs.p95)}</td></tr>`,
+    )
     .join('');
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
@@ -46,7 +63,11 @@ input{padding:4px;width:280px}
 </style></head><body>
 <h1>Eval report: ${esc(h?.task ?? 'run')}</h1>
 <p class="big">pass rate ${formatPassRate(overall)}</p>
-<p>solver <code>${esc(h?.solver.name ?? '?')}</code> <code>${esc(Object.entries(h?.solver.args ?? {}).map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`).join(' '))}</code><br>dataset <code>${esc(h?.dataset.source ?? '?')}</code> · git ${esc(h?.git.revision ?? 'unknown')} · isolation ${esc(String(h?.spec.isolation ?? '?'))} · errors ${overall.errors} · tokens ${overall.promptTokens + overall.completionTokens}</p>
+<p>solver <code>${esc(h?.solver.name ?? '?')}</code> <code>${esc(
+    Object.entries(h?.solver.args ?? {})
+      .map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`)
+      .join(' '),
+  )}</code><br>dataset <code>${esc(h?.dataset.source ?? '?')}</code> · git ${esc(h?.git.revision ?? 'unknown')} · isolation ${esc(String(h?.spec.isolation ?? '?'))} · errors ${overall.errors} · tokens ${overall.promptTokens + overall.completionTokens}</p>
 ${run.warnings.map((w) => `<p class="fail">warning: ${esc(w)}</p>`).join('')}
 <div class="charts">${passChart}${tokenChart}${finishChart}${latencyChart}</div>
 <h2>By category</h2>
@@ -64,7 +85,10 @@ function filterSamples(q){q=q.toLowerCase();for(const d of document.querySelecto
 function sampleHtml(s: SampleRecord): string {
   const key = `${s.id} ${s.category} ${s.passed ? 'pass' : 'fail'}`.toLowerCase();
   const scores = Object.entries(s.scores)
-    .map(([k, v]) => `<tr><td>${esc(k)}</td><td class="${v.value === 1 ? 'pass' : 'fail'}">${v.value}</td><td>${esc(v.answer)}</td><td>${esc(v.explanation)}</td></tr>`)
+    .map(
+      ([k, v]) =>
+        `<tr><td>${esc(k)}</td><td class="${v.value === 1 ? 'pass' : 'fail'}">${v.value}</td><td>${esc(v.answer)}</td><td>${esc(v.explanation)}</td></tr>`,
+    )
     .join('');
   const transcript = s.transcript
     .map((m: { role?: string; content?: unknown; tool_calls?: unknown; reasoning_content?: unknown }) => {
@@ -76,7 +100,9 @@ function sampleHtml(s: SampleRecord): string {
       return `<div class="msg"><span class="role">${esc(String(m.role ?? '?'))}</span>${parts.join('')}</div>`;
     })
     .join('');
-  const trace = s.toolTrace.length ? `<pre>${esc(s.toolTrace.map((t: { name: string; ok: boolean; arguments: string; error?: string; via?: string }) => `${t.ok ? '✓' : '✗'} ${t.name} ${t.arguments}${t.error ? ` → ${t.error}` : ''} [${t.via}]`).join('\n'))}</pre>` : '<p>(no tools)</p>';
+  const trace = s.toolTrace.length
+    ? `<pre>${esc(s.toolTrace.map((t: { name: string; ok: boolean; arguments: string; error?: string; via?: string }) => `${t.ok ? '✓' : '✗'} ${t.name} ${t.arguments}${t.error ? ` → ${t.error}` : ''} [${t.via}]`).join('\n'))}</pre>`
+    : '<p>(no tools)</p>';
   const m = s.metrics;
   return `<details data-key="${esc(key)}"><summary><span class="${s.passed ? 'pass' : 'fail'}">${s.passed ? '✓' : '✗'}</span> ${esc(s.id)}${s.epoch > 1 ? ` #${s.epoch}` : ''} · ${esc(s.category)} · ${m.steps} steps · ${m.promptTokens + m.completionTokens} tok · ${m.latencyMs} ms${s.error ? ` · <span class="fail">${esc(s.error.slice(0, 120))}</span>` : ''}</summary>
 <table><tr><th>scorer</th><th>value</th><th>answer</th><th>explanation</th></tr>${scores}</table>

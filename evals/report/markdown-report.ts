@@ -9,13 +9,17 @@ export function markdownReport(run: MergedRun): string {
   if (h) {
     lines.push(`- solver: \`${h.solver.name}\` ${fmtArgs(h.solver.args)}`);
     lines.push(`- dataset: \`${h.dataset.source}\` (${h.dataset.scenarios} scenarios, sha256 ${h.dataset.sha256.slice(0, 12)})`);
-    lines.push(`- git: ${h.git.revision ?? 'unknown'}${h.git.dirty ? ' (dirty)' : ''}; log schema v${h.schemaVersion}; started ${h.createdAt}`);
+    lines.push(
+      `- git: ${h.git.revision ?? 'unknown'}${h.git.dirty ? ' (dirty)' : ''}; log schema v${h.schemaVersion}; started ${h.createdAt}`,
+    );
     lines.push(`- isolation: ${String(h.spec.isolation ?? 'unknown')}`);
   }
   lines.push(`- logs: ${run.sources.join(', ')}`, '');
   for (const w of run.warnings) lines.push(`> warning: ${w}`);
   lines.push(`**pass rate: ${formatPassRate(overall)}**; errors: ${overall.errors}`, '');
-  lines.push('| category | pass rate | steps | tool calls (errors) | prompt tok | completion tok | reasoning tok | cached tok | finish reasons | p50 / p95 latency |');
+  lines.push(
+    '| category | pass rate | steps | tool calls (errors) | prompt tok | completion tok | reasoning tok | cached tok | finish reasons | p50 / p95 latency |',
+  );
   lines.push('|---|---|---|---|---|---|---|---|---|---|');
   for (const [cat, g] of [...Object.entries(byCategory), ['**all**', overall] as const]) {
     lines.push(
@@ -27,19 +31,32 @@ export function markdownReport(run: MergedRun): string {
     lines.push('', `## Failures (${failed.length})`, '');
     lines.push('| sample | answer | why |', '|---|---|---|');
     for (const s of failed.slice(0, 200)) {
-      const why = s.error ?? Object.entries(s.scores).filter(([, v]) => v.value < 1).map(([k, v]) => `${k}: ${v.explanation}`).join('; ');
-      lines.push(`| ${s.id}${s.epoch > 1 ? `#${s.epoch}` : ''} | ${cell(s.answer === null ? '(none)' : JSON.stringify(s.answer))} | ${cell(why)} |`);
+      const why =
+        s.error ??
+        Object.entries(s.scores)
+          .filter(([, v]) => v.value < 1)
+          .map(([k, v]) => `${k}: ${v.explanation}`)
+          .join('; ');
+      lines.push(
+        `| ${s.id}${s.epoch > 1 ? `#${s.epoch}` : ''} | ${cell(s.answer === null ? '(none)' : JSON.stringify(s.answer))} | ${cell(why)} |`,
+      );
     }
   }
   return `${lines.join('\n')}\n`;
 }
 
 function fmtReasons(r: Record<string, number>): string {
-  return Object.entries(r).map(([k, v]) => `${k} ${v}`).join(', ') || '–';
+  return (
+    Object.entries(r)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(', ') || '–'
+  );
 }
 
 function fmtArgs(a: Record<string, unknown>): string {
-  const s = Object.entries(a).map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`).join(' ');
+  const s = Object.entries(a)
+    .map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`)
+    .join(' ');
   return s ? `(${s})` : '';
 }
 

@@ -10,7 +10,10 @@ const LABEL_ROOM = 140;
 
 /** Horizontal bars, one per label; values in [0, max]. */
 export function barChart(title: string, rows: Array<{ label: string; value: number; text?: string }>, max = 1, color = PALETTE[0]): string {
-  const rowH = 22, labelW = 140, barW = 360, h = rows.length * rowH + 30;
+  const rowH = 22,
+    labelW = 140,
+    barW = 360,
+    h = rows.length * rowH + 30;
   const bars = rows
     .map((r, i) => {
       const y = 24 + i * rowH;
@@ -23,7 +26,9 @@ export function barChart(title: string, rows: Array<{ label: string; value: numb
 
 /** Stacked horizontal bars: each row split into named series. */
 export function stackedChart(title: string, series: string[], rows: Array<{ label: string; values: number[] }>, colors = PALETTE): string {
-  const rowH = 22, labelW = 140, barW = 360;
+  const rowH = 22,
+    labelW = 140,
+    barW = 360;
   const max = Math.max(1, ...rows.map((r) => r.values.reduce((a, b) => a + b, 0)));
   let lx = 10;
   const legend = series
@@ -54,9 +59,12 @@ export function stackedChart(title: string, series: string[], rows: Array<{ labe
 
 /** A histogram of values (e.g. latency in ms). */
 export function histogram(title: string, values: number[], bins = 12, unit = 'ms'): string {
-  const w = 560, h = 180, pad = 30;
+  const w = 560,
+    h = 180,
+    pad = 30;
   if (!values.length) return svg(title, w, 60, '<text x="10" y="40">no data</text>');
-  const lo = Math.min(...values), hi = Math.max(...values);
+  const lo = Math.min(...values),
+    hi = Math.max(...values);
   const step = (hi - lo) / bins || 1;
   const counts = new Array(bins).fill(0);
   for (const v of values) counts[Math.min(bins - 1, Math.floor((v - lo) / step))]++;

@@ -18,7 +18,12 @@ export function medAgentBenchScorer(): Scorer {
       try {
         exp = await computeMabExpectation(task.data, fhir, { clockPinned });
       } catch (err) {
-        return { value: 0, answer: shown, explanation: `could not compute the expected answer: ${(err as Error).message}`, metadata: { graderError: true } };
+        return {
+          value: 0,
+          answer: shown,
+          explanation: `could not compute the expected answer: ${(err as Error).message}`,
+          metadata: { graderError: true },
+        };
       }
       const actions = scoreFhirActions(
         writes,
@@ -29,9 +34,10 @@ export function medAgentBenchScorer(): Scorer {
       return {
         value,
         answer: shown,
-        explanation: [actions.value === 1 ? null : `writes: ${actions.explanation}`, answerOk.ok ? null : `answer: ${answerOk.why}`]
-          .filter(Boolean)
-          .join('; ') || `pass (${exp.evidence})`,
+        explanation:
+          [actions.value === 1 ? null : `writes: ${actions.explanation}`, answerOk.ok ? null : `answer: ${answerOk.why}`]
+            .filter(Boolean)
+            .join('; ') || `pass (${exp.evidence})`,
         metadata: { expected: exp.answer, evidence: exp.evidence, writes: actions.explanation },
       };
     },
@@ -43,7 +49,8 @@ function checkAnswer(answer: unknown[] | null, rule: AnswerRule): { ok: boolean;
     case 'any':
       return { ok: true, why: '' };
     case 'tolerance': {
-      const ok = answer !== null && answer.length === 1 && typeof answer[0] === 'number' && Math.abs(answer[0] - rule.value) < rule.tolerance;
+      const ok =
+        answer !== null && answer.length === 1 && typeof answer[0] === 'number' && Math.abs(answer[0] - rule.value) < rule.tolerance;
       return { ok, why: `expected [${rule.value}] within ${rule.tolerance}` };
     }
     case 'exact':

@@ -67,7 +67,10 @@ function assign(writes: Resource[], expected: ExpectedWrite[]): number[] | null 
 function firstFailures(writes: Resource[], expected: ExpectedWrite[]): string[] {
   const out: string[] = [];
   for (const exp of expected) {
-    const candidates = writes.filter((w) => w.resourceType === exp.resourceType).map((w) => fieldFailures(w, exp)).sort((a, b) => a.length - b.length);
+    const candidates = writes
+      .filter((w) => w.resourceType === exp.resourceType)
+      .map((w) => fieldFailures(w, exp))
+      .sort((a, b) => a.length - b.length);
     if (!candidates.length) out.push(`no ${exp.resourceType} written`);
     else if (candidates[0].length) out.push(...candidates[0]);
   }

@@ -11,7 +11,9 @@ export function scoreNumeric(answer: unknown[] | null, spec: { value: number; to
   return {
     value: ok ? 1 : 0,
     answer: shown,
-    explanation: ok ? `within ±${tol} of ${spec.value}` : `expected ${spec.value} ± ${tol}, off by ${Math.abs(n - spec.value).toPrecision(4)}`,
+    explanation: ok
+      ? `within ±${tol} of ${spec.value}`
+      : `expected ${spec.value} ± ${tol}, off by ${Math.abs(n - spec.value).toPrecision(4)}`,
     metadata: { expected: spec.value, tolerance: tol, got: n },
   };
 }

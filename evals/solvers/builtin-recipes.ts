@@ -5,7 +5,17 @@ import { z } from 'zod';
 import type { FhirClient } from '../../src/fhir/fhir-client.ts';
 import type { SolverContext } from '../task.ts';
 import { medicationWrite, serviceWrite, vitalWrite } from '../suites/builtin-writes.ts';
-import { ageAt, latestWithin, magnesiumDose, meanWithin, observationPoint, potassiumDose, round, trendOf, type Point } from '../suites/clinical-rules.ts';
+import {
+  ageAt,
+  latestWithin,
+  magnesiumDose,
+  meanWithin,
+  observationPoint,
+  potassiumDose,
+  round,
+  trendOf,
+  type Point,
+} from '../suites/clinical-rules.ts';
 import type { RecipeFn, TraceFn } from './reference-recipes.ts';
 
 const CodingSchema = z.object({ system: z.string(), code: z.string(), display: z.string().optional() });
@@ -62,13 +72,24 @@ export const builtinRecipes: Record<string, RecipeFn> = {
 
   async 'record-vital'(params, ctx, trace) {
     const p = z.object({ patient: z.string(), vital: CodingSchema, value: z.number(), unit: z.string() }).parse(params);
-    await create(ctx, trace, 'record_observation', vitalWrite({ patient: p.patient, code: p.vital, value: p.value, unit: p.unit, now: ctx.scenario.context.now }).resource);
+    await create(
+      ctx,
+      trace,
+      'record_observation',
+      vitalWrite({ patient: p.patient, code: p.vital, value: p.value, unit: p.unit, now: ctx.scenario.context.now }).resource,
+    );
     return [];
   },
 
   async 'replacement-order'(params, ctx, trace) {
     const p = z
-      .object({ patient: z.string(), lab: CodingSchema, windowDays: z.number(), rule: z.enum(['potassium', 'magnesium']), medication: CodingSchema })
+      .object({
+        patient: z.string(),
+        lab: CodingSchema,
+        windowDays: z.number(),
+        rule: z.enum(['potassium', 'magnesium']),
+        medication: CodingSchema,
+      })
       .parse(params);
     const last = latestWithin(await points(ctx.fhir, p.patient, p.lab, trace), nowOf(ctx), p.windowDays);
     if (!last) return [-1];
@@ -76,12 +97,25 @@ export const builtinRecipes: Record<string, RecipeFn> = {
     if (p.rule === 'potassium') {
       const dose = potassiumDose(last.value);
       if (dose !== undefined) {
-        await create(ctx, trace, 'order_medication', medicationWrite({ patient: p.patient, medication: p.medication, dose: round(dose, 1), unit: 'mEq', route: 'oral', now }).resource);
+        await create(
+          ctx,
+          trace,
+          'order_medication',
+          medicationWrite({ patient: p.patient, medication: p.medication, dose: round(dose, 1), unit: 'mEq', route: 'oral', now }).resource,
+        );
       }
     } else {
       const d = magnesiumDose(last.value);
       if (d) {
-        const w = medicationWrite({ patient: p.patient, medication: p.medication, dose: d.grams, unit: 'g', route: 'IV', rate: { value: d.hours, unit: 'h' }, now });
+        const w = medicationWrite({
+          patient: p.patient,
+          medication: p.medication,
+          dose: d.grams,
+          unit: 'g',
+          route: 'IV',
+          rate: { value: d.hours, unit: 'h' },
+          now,
+        });
         await create(ctx, trace, 'order_medication', w.resource);
       }
     }
@@ -90,7 +124,12 @@ export const builtinRecipes: Record<string, RecipeFn> = {
 
   async referral(params, ctx, trace) {
     const p = z.object({ patient: z.string(), service: CodingSchema, note: z.string(), priority: z.string().optional() }).parse(params);
-    await create(ctx, trace, 'order_service', serviceWrite({ patient: p.patient, code: p.service, note: p.note, priority: p.priority, now: ctx.scenario.context.now }).resource);
+    await create(
+      ctx,
+      trace,
+      'order_service',
+      serviceWrite({ patient: p.patient, code: p.service, note: p.note, priority: p.priority, now: ctx.scenario.context.now }).resource,
+    );
     return [];
   },
 
@@ -98,7 +137,12 @@ export const builtinRecipes: Record<string, RecipeFn> = {
     const p = z.object({ patient: z.string(), lab: CodingSchema, maxAgeDays: z.number(), order: CodingSchema }).parse(params);
     const last = latestWithin(await points(ctx.fhir, p.patient, p.lab, trace), nowOf(ctx));
     if (!last || last.at < nowOf(ctx) - p.maxAgeDays * 86_400_000) {
-      await create(ctx, trace, 'order_service', serviceWrite({ patient: p.patient, code: p.order, now: ctx.scenario.context.now }).resource);
+      await create(
+        ctx,
+        trace,
+        'order_service',
+        serviceWrite({ patient: p.patient, code: p.order, now: ctx.scenario.context.now }).resource,
+      );
     }
     return [last ? last.value : -1];
   },
@@ -118,8 +162,19 @@ export const builtinRecipes: Record<string, RecipeFn> = {
     const p = z.object({ patient: z.string(), system: z.string() }).parse(params);
     const conditions = await activeConditions(ctx.fhir, p.patient, trace);
     const meds = await activeMedicationRequests(ctx.fhir, p.patient, trace);
-    const treated = new Set(meds.flatMap((m) => [...(m.reasonReference ?? []).map((r) => r.reference?.split('/').pop()), ...(m.reasonCode ?? []).flatMap((c) => c.coding?.map((x) => x.code) ?? [])]));
-    return [...new Set(conditions.filter((c) => !treated.has(c.id) && !c.code?.coding?.some((x) => treated.has(x.code))).flatMap((c) => codesIn(c.code?.coding, p.system)))].sort();
+    const treated = new Set(
+      meds.flatMap((m) => [
+        ...(m.reasonReference ?? []).map((r) => r.reference?.split('/').pop()),
+        ...(m.reasonCode ?? []).flatMap((c) => c.coding?.map((x) => x.code) ?? []),
+      ]),
+    );
+    return [
+      ...new Set(
+        conditions
+          .filter((c) => !treated.has(c.id) && !c.code?.coding?.some((x) => treated.has(x.code)))
+          .flatMap((c) => codesIn(c.code?.coding, p.system)),
+      ),
+    ].sort();
   },
 };
 

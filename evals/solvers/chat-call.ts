@@ -62,7 +62,9 @@ export async function callChat(endpoint: ChatEndpoint, body: Record<string, unkn
           method: 'POST',
           headers: { 'content-type': 'application/json', ...(endpoint.apiKey ? { authorization: `Bearer ${endpoint.apiKey}` } : {}) },
           body: JSON.stringify({ ...body, stream: false }),
-          signal: signal ? AbortSignal.any([signal, AbortSignal.timeout(endpoint.timeoutMs ?? 600_000)]) : AbortSignal.timeout(endpoint.timeoutMs ?? 600_000),
+          signal: signal
+            ? AbortSignal.any([signal, AbortSignal.timeout(endpoint.timeoutMs ?? 600_000)])
+            : AbortSignal.timeout(endpoint.timeoutMs ?? 600_000),
         });
         const text = await res.text();
         if (!res.ok) {

@@ -10,7 +10,9 @@ export function toolTraceFromFhirAgent(ext: unknown): ToolTraceEntry[] {
   const calls: unknown[] = Array.isArray(e.tool_calls)
     ? e.tool_calls
     : Array.isArray(e.steps)
-      ? (e.steps as unknown[]).flatMap((s) => (s && typeof s === 'object' && Array.isArray((s as Loose).tool_calls) ? ((s as Loose).tool_calls as unknown[]) : []))
+      ? (e.steps as unknown[]).flatMap((s) =>
+          s && typeof s === 'object' && Array.isArray((s as Loose).tool_calls) ? ((s as Loose).tool_calls as unknown[]) : [],
+        )
       : [];
   return calls.flatMap((c): ToolTraceEntry[] => {
     if (!c || typeof c !== 'object') return [];
@@ -27,8 +29,15 @@ export function toolTraceFromFhirAgent(ext: unknown): ToolTraceEntry[] {
         arguments: typeof args === 'string' ? args : JSON.stringify(args),
         ok: call.ok !== false && !error,
         // Same format as client-side tool errors, so both modes log alike.
-        error: error ? (typeof error === 'string' ? error : error.code ? `${String(error.code)}: ${String(error.message ?? '')}` : JSON.stringify(error)) : undefined,
-        durationMs: typeof call.duration_ms === 'number' ? call.duration_ms : typeof call.durationMs === 'number' ? call.durationMs : undefined,
+        error: error
+          ? typeof error === 'string'
+            ? error
+            : error.code
+              ? `${String(error.code)}: ${String(error.message ?? '')}`
+              : JSON.stringify(error)
+          : undefined,
+        durationMs:
+          typeof call.duration_ms === 'number' ? call.duration_ms : typeof call.durationMs === 'number' ? call.durationMs : undefined,
         via: 'gateway',
         written,
       },
@@ -50,7 +59,8 @@ export function metricsFromFhirAgent(ext: unknown, call: ModelCallMetric): Model
     const fr = step.finish_reason;
     const last = i === steps.length - 1;
     return {
-      finishReason: fr === 'stop' || fr === 'length' || fr === 'tool_calls' || fr === 'content_filter' ? fr : last ? call.finishReason : 'tool_calls',
+      finishReason:
+        fr === 'stop' || fr === 'length' || fr === 'tool_calls' || fr === 'content_filter' ? fr : last ? call.finishReason : 'tool_calls',
       promptTokens: num(usage.prompt_tokens),
       completionTokens: num(usage.completion_tokens),
       reasoningTokens: num(usage.reasoning_tokens) || num((usage.completion_tokens_details as Loose | undefined)?.reasoning_tokens),

@@ -30,7 +30,13 @@ export function modelSolver(opts: ModelSolverOptions): Solver {
   if (opts.mode === 'client-tools' && !opts.tools) throw new Error('client-tools mode needs the tool set');
   return {
     name: 'model',
-    args: { model: opts.model, baseUrl: opts.baseUrl, mode: opts.mode, temperature: opts.temperature ?? 0, maxTokens: opts.maxTokens ?? 4096 },
+    args: {
+      model: opts.model,
+      baseUrl: opts.baseUrl,
+      mode: opts.mode,
+      temperature: opts.temperature ?? 0,
+      maxTokens: opts.maxTokens ?? 4096,
+    },
     async solve({ scenario, fhir, now, maxSteps, signal }) {
       const allowed = scenario.allowedTools ? new Set(scenario.allowedTools) : undefined;
       const serverTools = opts.mode === 'client-tools' ? opts.tools!.definitions({ writesEnabled: true }) : [];
@@ -68,7 +74,9 @@ export function modelSolver(opts: ModelSolverOptions): Solver {
         transcript.push({
           role: 'assistant',
           content: res.message.content ?? null,
-          ...(res.message.reasoning_content ?? res.message.reasoning ? { reasoning_content: res.message.reasoning_content ?? res.message.reasoning } : {}),
+          ...((res.message.reasoning_content ?? res.message.reasoning)
+            ? { reasoning_content: res.message.reasoning_content ?? res.message.reasoning }
+            : {}),
           ...(toolCalls.length ? { tool_calls: toolCalls.map((c, i) => ({ ...c, id: c.id || `call_${step}_${i}` })) } : {}),
         });
         if (!toolCalls.length) {
@@ -98,7 +106,11 @@ export function modelSolver(opts: ModelSolverOptions): Solver {
             via: 'client',
             written: result.ok ? result.written?.map(({ resourceType, id }) => ({ resourceType, id })) : undefined,
           });
-          transcript.push({ role: 'tool', tool_call_id: callId, content: JSON.stringify(result.ok ? result.content : { error: result.error }) });
+          transcript.push({
+            role: 'tool',
+            tool_call_id: callId,
+            content: JSON.stringify(result.ok ? result.content : { error: result.error }),
+          });
         }
         if (finished) break;
       }

@@ -10,7 +10,15 @@ export function replaySolver(samples: SampleRecord[]): Solver {
     args: { samples: samples.length },
     async solve({ scenario, epoch }) {
       const s = byKey.get(`${scenario.id}#${epoch}`) ?? byKey.get(`${scenario.id}#1`);
-      if (!s) return { answer: null, rawAnswer: null, transcript: [], toolTrace: [], modelCalls: [], error: `no logged sample for ${scenario.id}` };
+      if (!s)
+        return {
+          answer: null,
+          rawAnswer: null,
+          transcript: [],
+          toolTrace: [],
+          modelCalls: [],
+          error: `no logged sample for ${scenario.id}`,
+        };
       const out: SolverOutput = {
         answer: s.answer,
         rawAnswer: s.rawAnswer,

@@ -47,11 +47,24 @@ export function replacementScenarios(g: GenContext, rule: 'potassium' | 'magnesi
     const writes = [];
     const kDose = last && rule === 'potassium' ? potassiumDose(last.value) : undefined;
     if (kDose !== undefined) {
-      writes.push(medicationWrite({ patient: rec.patient.id!, medication: med, dose: round(kDose, 1), unit: 'mEq', route: 'oral', now: g.now }).expected);
+      writes.push(
+        medicationWrite({ patient: rec.patient.id!, medication: med, dose: round(kDose, 1), unit: 'mEq', route: 'oral', now: g.now })
+          .expected,
+      );
     }
     if (last && rule === 'magnesium' && magnesiumDose(last.value)) {
       const d = magnesiumDose(last.value)!;
-      writes.push(medicationWrite({ patient: rec.patient.id!, medication: med, dose: d.grams, unit: 'g', route: 'IV', rate: { value: d.hours, unit: 'h' }, now: g.now }).expected);
+      writes.push(
+        medicationWrite({
+          patient: rec.patient.id!,
+          medication: med,
+          dose: d.grams,
+          unit: 'g',
+          route: 'IV',
+          rate: { value: d.hours, unit: 'h' },
+          now: g.now,
+        }).expected,
+      );
     }
     const window = windowDays === 1 ? 'the last 24 hours' : `the last ${windowDays} days`;
     return {
@@ -59,7 +72,10 @@ export function replacementScenarios(g: GenContext, rule: 'potassium' | 'magnesi
       category: `${rule}-replacement`,
       patients: [rec.patient.id!],
       instruction: `Check patient ${rec.patient.id}'s most recent ${lab.display} within ${window}. If it is low, order replacement ${med.display} according to the dosing instructions; if it is normal or there is no result in that window, order nothing. Answer with the value you found, or -1 if there was none.`,
-      context: { now: g.now, text: `${g.nowText} The LOINC code for ${lab.display} is ${lab.code}. The RxNorm code for ${med.display} is ${med.code}. ${rules}` },
+      context: {
+        now: g.now,
+        text: `${g.nowText} The LOINC code for ${lab.display} is ${lab.code}. The RxNorm code for ${med.display} is ${med.code}. ${rules}`,
+      },
       expected: { kind: 'numeric', value: last ? last.value : -1, tolerance: 0.005 },
       expectedWrites: writes,
       expectsWrites: writes.length > 0,
@@ -69,7 +85,13 @@ export function replacementScenarios(g: GenContext, rule: 'potassium' | 'magnesi
 }
 
 export function referralScenarios(g: GenContext, n: number): ScenarioInput[] {
-  const reasons = ['new atrial fibrillation on ECG', 'worsening knee pain after a fall', 'declining kidney function', 'uncontrolled blood pressure', 'recurrent chest pain on exertion'];
+  const reasons = [
+    'new atrial fibrillation on ECG',
+    'worsening knee pain after a fall',
+    'declining kidney function',
+    'uncontrolled blood pressure',
+    'recurrent chest pain on exertion',
+  ];
   return pick(g, g.records, n).map((rec, i) => {
     const ref = REFERRALS[i % REFERRALS.length];
     const note = `Situation: ${reasons[i % reasons.length]}. Background: see chart. Assessment: needs specialist review. Recommendation: ${ref.words} to evaluate and advise.`;

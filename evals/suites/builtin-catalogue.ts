@@ -23,11 +23,41 @@ export const LABS = {
 };
 
 export const VITALS = [
-  { coding: { system: LOINC, code: '8867-4', display: 'Heart rate' }, unit: '/min', words: 'heart rate', range: [48, 130] as const, digits: 0 },
-  { coding: { system: LOINC, code: '29463-7', display: 'Body weight' }, unit: 'kg', words: 'body weight', range: [45, 140] as const, digits: 1 },
-  { coding: { system: LOINC, code: '8310-8', display: 'Body temperature' }, unit: 'Cel', words: 'body temperature', range: [35.5, 39.5] as const, digits: 1 },
-  { coding: { system: LOINC, code: '9279-1', display: 'Respiratory rate' }, unit: '/min', words: 'respiratory rate', range: [10, 30] as const, digits: 0 },
-  { coding: { system: LOINC, code: '59408-5', display: 'Oxygen saturation by pulse oximetry' }, unit: '%', words: 'oxygen saturation', range: [86, 100] as const, digits: 0 },
+  {
+    coding: { system: LOINC, code: '8867-4', display: 'Heart rate' },
+    unit: '/min',
+    words: 'heart rate',
+    range: [48, 130] as const,
+    digits: 0,
+  },
+  {
+    coding: { system: LOINC, code: '29463-7', display: 'Body weight' },
+    unit: 'kg',
+    words: 'body weight',
+    range: [45, 140] as const,
+    digits: 1,
+  },
+  {
+    coding: { system: LOINC, code: '8310-8', display: 'Body temperature' },
+    unit: 'Cel',
+    words: 'body temperature',
+    range: [35.5, 39.5] as const,
+    digits: 1,
+  },
+  {
+    coding: { system: LOINC, code: '9279-1', display: 'Respiratory rate' },
+    unit: '/min',
+    words: 'respiratory rate',
+    range: [10, 30] as const,
+    digits: 0,
+  },
+  {
+    coding: { system: LOINC, code: '59408-5', display: 'Oxygen saturation by pulse oximetry' },
+    unit: '%',
+    words: 'oxygen saturation',
+    range: [86, 100] as const,
+    digits: 0,
+  },
 ];
 
 export const MEDS = {

@@ -21,7 +21,10 @@ export function lookupScenarios(g: GenContext, n: number): ScenarioInput[] {
       while (taken.has(`${name.given}|${name.family}|${dob}`));
       expected = 'Patient not found';
     } else {
-      const same = named.filter((r) => r.patient.birthDate === dob && officialName(r.patient)!.family === name.family && officialName(r.patient)!.given === name.given);
+      const same = named.filter(
+        (r) =>
+          r.patient.birthDate === dob && officialName(r.patient)!.family === name.family && officialName(r.patient)!.given === name.given,
+      );
       expected = same.map((r) => r.patient.id!).sort()[0];
     }
     out.push({
@@ -40,7 +43,11 @@ export function lookupScenarios(g: GenContext, n: number): ScenarioInput[] {
 }
 
 export function ageScenarios(g: GenContext, n: number): ScenarioInput[] {
-  return pick(g, g.records.filter((r) => r.patient.birthDate), n).map((rec, i) => ({
+  return pick(
+    g,
+    g.records.filter((r) => r.patient.birthDate),
+    n,
+  ).map((rec, i) => ({
     id: `age-${String(i + 1).padStart(3, '0')}`,
     category: 'age-at-date',
     patients: [rec.patient.id!],
@@ -65,7 +72,11 @@ export function latestLabScenarios(g: GenContext, n: number): ScenarioInput[] {
   for (let i = 0; i < n; i++) {
     const lab = labs[i % labs.length];
     const [days, words] = WINDOWS[Math.floor(i / labs.length) % WINDOWS.length];
-    const rec = pick(g, g.records.filter((r) => labPointsOf(r, lab.code).length > 0 || i % 7 === 0), 1)[0];
+    const rec = pick(
+      g,
+      g.records.filter((r) => labPointsOf(r, lab.code).length > 0 || i % 7 === 0),
+      1,
+    )[0];
     const last = latestWithin(labPointsOf(rec, lab.code), g.nowMs, days);
     out.push({
       id: `latest-lab-${String(i + 1).padStart(3, '0')}`,
@@ -91,7 +102,11 @@ export function averageLabScenarios(g: GenContext, n: number): ScenarioInput[] {
   ];
   return Array.from({ length: n }, (_, i) => {
     const [lab, days, words] = plans[i % plans.length];
-    const rec = pick(g, g.records.filter((r) => labPointsOf(r, lab.code).length > 0 || i % 6 === 0), 1)[0];
+    const rec = pick(
+      g,
+      g.records.filter((r) => labPointsOf(r, lab.code).length > 0 || i % 6 === 0),
+      1,
+    )[0];
     const mean = meanWithin(labPointsOf(rec, lab.code), g.nowMs, days);
     return {
       id: `average-lab-${String(i + 1).padStart(3, '0')}`,
@@ -108,10 +123,18 @@ export function averageLabScenarios(g: GenContext, n: number): ScenarioInput[] {
 }
 
 export function trendScenarios(g: GenContext, n: number): ScenarioInput[] {
-  const plans: Array<[Lab, number]> = [[LABS.a1c, 0.2], [LABS.creatinine, 0.1], [LABS.potassium, 0.2]];
+  const plans: Array<[Lab, number]> = [
+    [LABS.a1c, 0.2],
+    [LABS.creatinine, 0.1],
+    [LABS.potassium, 0.2],
+  ];
   return Array.from({ length: n }, (_, i) => {
     const [lab, stable] = plans[i % plans.length];
-    const rec = pick(g, g.records.filter((r) => labPointsOf(r, lab.code).length >= 2), 1)[0];
+    const rec = pick(
+      g,
+      g.records.filter((r) => labPointsOf(r, lab.code).length >= 2),
+      1,
+    )[0];
     const trend = trendOf(labPointsOf(rec, lab.code), g.nowMs, stable) ?? 'insufficient data';
     return {
       id: `trend-${String(i + 1).padStart(3, '0')}`,
@@ -153,11 +176,26 @@ export function listScenarios(g: GenContext, kind: 'meds' | 'problems', n: numbe
 /** Multi-hop: problems on the list that no active medication order gives as its reason. */
 export function untreatedScenarios(g: GenContext, n: number): ScenarioInput[] {
   const system = 'http://snomed.info/sct';
-  return pick(g, g.records.filter((r) => r.conditions.length > 0), n).map((rec, i) => {
+  return pick(
+    g,
+    g.records.filter((r) => r.conditions.length > 0),
+    n,
+  ).map((rec, i) => {
     const active = rec.conditions.filter((c) => c.clinicalStatus?.coding?.some((x) => x.code === 'active'));
     const meds = rec.medications.filter((m) => m.status === 'active');
-    const treated = new Set(meds.flatMap((m) => [...(m.reasonReference ?? []).map((r) => r.reference?.split('/').pop()), ...(m.reasonCode ?? []).flatMap((c) => c.coding?.map((x) => x.code) ?? [])]));
-    const untreated = [...new Set(active.filter((c) => !treated.has(c.id) && !c.code?.coding?.some((x) => treated.has(x.code))).flatMap((c) => (c.code?.coding ?? []).filter((x) => x.system === system && x.code).map((x) => x.code!)))].sort();
+    const treated = new Set(
+      meds.flatMap((m) => [
+        ...(m.reasonReference ?? []).map((r) => r.reference?.split('/').pop()),
+        ...(m.reasonCode ?? []).flatMap((c) => c.coding?.map((x) => x.code) ?? []),
+      ]),
+    );
+    const untreated = [
+      ...new Set(
+        active
+          .filter((c) => !treated.has(c.id) && !c.code?.coding?.some((x) => treated.has(x.code)))
+          .flatMap((c) => (c.code?.coding ?? []).filter((x) => x.system === system && x.code).map((x) => x.code!)),
+      ),
+    ].sort();
     return {
       id: `untreated-${String(i + 1).padStart(3, '0')}`,
       category: 'meds-vs-problems',

@@ -12,12 +12,17 @@ export interface Coding {
 const subjectOf = (patient: string) => ({ reference: `Patient/${patient}` });
 const codeFields = (c: Coding, base = 'code'): Record<string, FieldMatcher> => ({ [`${base}.coding.code`]: c.code });
 
-export function vitalWrite(p: { patient: string; code: Coding; value: number; unit: string; now: string }): { resource: Observation; expected: ExpectedWrite } {
+export function vitalWrite(p: { patient: string; code: Coding; value: number; unit: string; now: string }): {
+  resource: Observation;
+  expected: ExpectedWrite;
+} {
   return {
     resource: {
       resourceType: 'Observation',
       status: 'final',
-      category: [{ coding: [{ system: 'http://terminology.hl7.org/CodeSystem/observation-category', code: 'vital-signs', display: 'Vital Signs' }] }],
+      category: [
+        { coding: [{ system: 'http://terminology.hl7.org/CodeSystem/observation-category', code: 'vital-signs', display: 'Vital Signs' }] },
+      ],
       code: { coding: [p.code], text: p.code.display },
       subject: subjectOf(p.patient),
       effectiveDateTime: p.now,
@@ -57,7 +62,12 @@ export function medicationWrite(p: {
       dosageInstruction: [
         {
           route: { text: p.route },
-          doseAndRate: [{ doseQuantity: { value: p.dose, unit: p.unit }, ...(p.rate ? { rateQuantity: { value: p.rate.value, unit: p.rate.unit } } : {}) }],
+          doseAndRate: [
+            {
+              doseQuantity: { value: p.dose, unit: p.unit },
+              ...(p.rate ? { rateQuantity: { value: p.rate.value, unit: p.rate.unit } } : {}),
+            },
+          ],
         },
       ],
     },
@@ -67,7 +77,10 @@ export function medicationWrite(p: {
         ...codeFields(p.medication, 'medicationCodeableConcept'),
         'dosageInstruction.doseAndRate.doseQuantity.value': { approx: p.dose, tolerance: 0.1 },
         'dosageInstruction.doseAndRate.doseQuantity.unit|dosageInstruction.doseAndRate.doseQuantity.code': p.unit,
-        'dosageInstruction.route.text|dosageInstruction.route.coding.display|dosageInstruction.route.coding.code': { regex: routeRe, flags: 'i' },
+        'dosageInstruction.route.text|dosageInstruction.route.coding.display|dosageInstruction.route.coding.code': {
+          regex: routeRe,
+          flags: 'i',
+        },
         ...(p.rate ? { 'dosageInstruction.doseAndRate.rateQuantity.value': { approx: p.rate.value, tolerance: 1e-6 } } : {}),
         'subject.reference': `Patient/${p.patient}`,
         status: 'active',
@@ -77,7 +90,10 @@ export function medicationWrite(p: {
   };
 }
 
-export function serviceWrite(p: { patient: string; code: Coding; now: string; note?: string; priority?: string }): { resource: ServiceRequest; expected: ExpectedWrite } {
+export function serviceWrite(p: { patient: string; code: Coding; now: string; note?: string; priority?: string }): {
+  resource: ServiceRequest;
+  expected: ExpectedWrite;
+} {
   return {
     resource: {
       resourceType: 'ServiceRequest',

@@ -9,13 +9,27 @@ import { ScenarioSchema, type Scenario } from '../scenario.ts';
 import { seededRandom } from '../hash.ts';
 import { indexEhr } from './ehr-index.ts';
 import type { GenContext } from './builtin-catalogue.ts';
-import { ageScenarios, averageLabScenarios, latestLabScenarios, listScenarios, lookupScenarios, trendScenarios, untreatedScenarios } from './builtin-query-scenarios.ts';
+import {
+  ageScenarios,
+  averageLabScenarios,
+  latestLabScenarios,
+  listScenarios,
+  lookupScenarios,
+  trendScenarios,
+  untreatedScenarios,
+} from './builtin-query-scenarios.ts';
 import { referralScenarios, replacementScenarios, staleLabScenarios, vitalScenarios } from './builtin-action-scenarios.ts';
 
 export const BUILTIN_SUITE_PATH = path.join(path.dirname(fileURLToPath(import.meta.url)), 'builtin.jsonl');
 
 export function generateBuiltinSuite(bundles: Bundle[], now: string): Scenario[] {
-  const g: GenContext = { records: [...indexEhr(bundles).values()], now, nowMs: Date.parse(now), nowText: `It's ${now} now.`, rand: seededRandom(20250615) };
+  const g: GenContext = {
+    records: [...indexEhr(bundles).values()],
+    now,
+    nowMs: Date.parse(now),
+    nowText: `It's ${now} now.`,
+    rand: seededRandom(20250615),
+  };
   const scenarios = [
     ...lookupScenarios(g, 30),
     ...ageScenarios(g, 25),

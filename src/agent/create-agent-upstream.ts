@@ -94,8 +94,7 @@ export function createAgentUpstream(opts: AgentUpstreamOptions): ModelUpstream {
       messages: initialMessages(params),
       clientToolNames: mergeTools(params.tools, serverTools).clientToolNames,
       cache: results,
-      execute: (calls) =>
-        executeServerToolCalls({ ...loop, calls, step: -1, signal, onResult: loop.onExecuted }),
+      execute: (calls) => executeServerToolCalls({ ...loop, calls, step: -1, signal, onResult: loop.onExecuted }),
     });
     return { loop: { ...loop, messages: fill.messages }, fill };
   }

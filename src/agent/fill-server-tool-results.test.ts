@@ -16,7 +16,16 @@ function recordingExecutor() {
       call: c,
       result: { ok: true, content: c.id },
       content: `executed:${c.id}`,
-      audit: { id: c.id, name: c.function.name, arguments: c.function.arguments, step: -1, ok: true, fhir_requests: [], duration_ms: 0, result_bytes: 0 },
+      audit: {
+        id: c.id,
+        name: c.function.name,
+        arguments: c.function.arguments,
+        step: -1,
+        ok: true,
+        fhir_requests: [],
+        duration_ms: 0,
+        result_bytes: 0,
+      },
     }));
   };
   return { asked, execute };
@@ -25,7 +34,11 @@ function recordingExecutor() {
 /** A mixed turn: two server calls and one client call; the client answered only its own. */
 const mixedTurn = (): ChatMessage[] => [
   { role: 'user', content: 'labs and the chart?' },
-  { role: 'assistant', content: null, tool_calls: [call('s1', 'search_observations', '{"code":"A1C"}'), call('c1', 'client_tool'), call('s2', 'read_resource')] },
+  {
+    role: 'assistant',
+    content: null,
+    tool_calls: [call('s1', 'search_observations', '{"code":"A1C"}'), call('c1', 'client_tool'), call('s2', 'read_resource')],
+  },
   { role: 'tool', tool_call_id: 'c1', content: 'client says hi' },
   { role: 'user', content: 'go on' },
 ];
@@ -97,6 +110,13 @@ describe('fillServerToolResults', () => {
     const exec = recordingExecutor();
     const out = await fillServerToolResults({ messages, clientToolNames: CLIENT, cache: createToolResultCache(), execute: exec.execute });
     expect(exec.asked).toEqual([['a1', 'b1']]);
-    expect(out.messages.map((m) => (m.role === 'tool' ? m.tool_call_id : m.role))).toEqual(['assistant', 'c1', 'a1', 'assistant', 'c2', 'b1']);
+    expect(out.messages.map((m) => (m.role === 'tool' ? m.tool_call_id : m.role))).toEqual([
+      'assistant',
+      'c1',
+      'a1',
+      'assistant',
+      'c2',
+      'b1',
+    ]);
   });
 });

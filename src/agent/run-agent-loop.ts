@@ -137,7 +137,11 @@ export async function runAgentLoop(o: AgentLoopOptions): Promise<AgentLoopResult
     audit,
     completion: {
       // JSON mode: the answer must parse, so only the final step's content counts (partial when max_tokens cut it).
-      content: jsonMode ? (stop === 'final' || last?.finishReason === 'length' ? (last?.content ?? null) : null) : text.content.join(STEP_SEPARATOR) || null,
+      content: jsonMode
+        ? stop === 'final' || last?.finishReason === 'length'
+          ? (last?.content ?? null)
+          : null
+        : text.content.join(STEP_SEPARATOR) || null,
       reasoning: text.reasoning.join(STEP_SEPARATOR) || null,
       toolCalls: returned,
       finishReason: finishReasonFor(audit.stop_reason, last?.finishReason),

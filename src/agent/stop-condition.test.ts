@@ -34,7 +34,9 @@ describe('stopReasonAfterStep', () => {
   });
 
   it('ends with final when the step made no tool calls', () => {
-    expect(stopReasonAfterStep(state({ step: step({ finishReason: 'stop', content: 'done' }), calls: { server: [], client: [] } }))).toBe('final');
+    expect(stopReasonAfterStep(state({ step: step({ finishReason: 'stop', content: 'done' }), calls: { server: [], client: [] } }))).toBe(
+      'final',
+    );
   });
 
   it('hands client tool calls back, even next to server calls', () => {
@@ -42,7 +44,9 @@ describe('stopReasonAfterStep', () => {
   });
 
   it('executes nothing from a step cut off by length: token_budget, even with calls and budget left', () => {
-    expect(stopReasonAfterStep(state({ step: step({ finishReason: 'length' }), calls: { server: [call('s1')], client: [call('c1')] } }))).toBe('token_budget');
+    expect(
+      stopReasonAfterStep(state({ step: step({ finishReason: 'length' }), calls: { server: [call('s1')], client: [call('c1')] } })),
+    ).toBe('token_budget');
   });
 
   it('the deadline wins over everything else', () => {
@@ -54,12 +58,16 @@ describe('stopReasonAfterStep', () => {
     expect(stopReasonAfterStep(state({ stepsDone: 3 }))).toBeNull();
     expect(stopReasonAfterStep(state({ stepsDone: 4 }))).toBe('max_steps');
     // A final answer on the last allowed step is still final.
-    expect(stopReasonAfterStep(state({ stepsDone: 4, step: step({ finishReason: 'stop' }), calls: { server: [], client: [] } }))).toBe('final');
+    expect(stopReasonAfterStep(state({ stepsDone: 4, step: step({ finishReason: 'stop' }), calls: { server: [], client: [] } }))).toBe(
+      'final',
+    );
   });
 
   it('max_tool_calls when this step would pass the limit', () => {
     expect(stopReasonAfterStep(state({ toolCallsDone: 2, calls: { server: [call('s1')], client: [] } }))).toBeNull();
-    expect(stopReasonAfterStep(state({ toolCallsDone: 2, calls: { server: [call('s1'), call('s2')], client: [] } }))).toBe('max_tool_calls');
+    expect(stopReasonAfterStep(state({ toolCallsDone: 2, calls: { server: [call('s1'), call('s2')], client: [] } }))).toBe(
+      'max_tool_calls',
+    );
   });
 
   it('token_budget when the budget is spent although the step itself finished normally', () => {
@@ -72,7 +80,9 @@ describe('stopReasonAfterStep', () => {
 describe('withinToolCallLimit', () => {
   const limits = { maxSteps: 4, maxToolCalls: 3, deadlineMs: 1 };
   it('counts the executed calls plus this step’s server calls (client calls do not count)', () => {
-    expect(withinToolCallLimit({ limits, toolCallsDone: 1, calls: { server: [call('a'), call('b')], client: [call('c'), call('d')] } })).toBe(true);
+    expect(
+      withinToolCallLimit({ limits, toolCallsDone: 1, calls: { server: [call('a'), call('b')], client: [call('c'), call('d')] } }),
+    ).toBe(true);
     expect(withinToolCallLimit({ limits, toolCallsDone: 2, calls: { server: [call('a'), call('b')], client: [] } })).toBe(false);
   });
 });
@@ -80,7 +90,8 @@ describe('withinToolCallLimit', () => {
 describe('finishReasonFor', () => {
   it('maps stop reasons to OpenAI finish reasons: limits are length', () => {
     expect(finishReasonFor('client_tool_calls', 'tool_calls')).toBe('tool_calls');
-    for (const stop of ['max_steps', 'max_tool_calls', 'deadline', 'token_budget'] as const) expect(finishReasonFor(stop, 'stop')).toBe('length');
+    for (const stop of ['max_steps', 'max_tool_calls', 'deadline', 'token_budget'] as const)
+      expect(finishReasonFor(stop, 'stop')).toBe('length');
   });
 
   it('a final answer keeps the upstream’s reason, except that server tool_calls (or none) become stop', () => {

@@ -10,7 +10,12 @@ const step = (over: Partial<UpstreamCompletion> = {}): UpstreamCompletion => ({
   usage: null,
   ...over,
 });
-const usage = (completion: number) => ({ prompt_tokens: 1000, completion_tokens: completion, total_tokens: 1000 + completion, cached_tokens: 0 });
+const usage = (completion: number) => ({
+  prompt_tokens: 1000,
+  completion_tokens: completion,
+  total_tokens: 1000 + completion,
+  cached_tokens: 0,
+});
 
 describe('createTokenBudget', () => {
   it('starts with all of max_tokens and charges each step’s completion tokens (prompt tokens are free)', () => {

@@ -102,7 +102,11 @@ export function buildAuditEvent(f: AuditFacts, recorded: Date): AuditEvent {
     });
   }
   const outcome = auditOutcome(f.status);
-  const outcomeDesc = f.denied ? `${f.status ?? 403} denied: ${f.denied}` : f.status === undefined ? 'no answer from the FHIR server' : `HTTP ${f.status}`;
+  const outcomeDesc = f.denied
+    ? `${f.status ?? 403} denied: ${f.denied}`
+    : f.status === undefined
+      ? 'no answer from the FHIR server'
+      : `HTTP ${f.status}`;
   return {
     resourceType: 'AuditEvent',
     type: { system: 'http://terminology.hl7.org/CodeSystem/audit-event-type', code: 'rest', display: 'RESTful Operation' },

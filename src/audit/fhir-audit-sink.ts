@@ -14,7 +14,11 @@ function withLogicalReferences(event: AuditEvent): AuditEvent {
     ...event,
     entity: event.entity?.map(({ what, ...rest }) =>
       what?.reference
-        ? { ...rest, name: what.reference, what: { identifier: { system: REFERENCE_SYSTEM, value: what.reference }, display: what.reference } }
+        ? {
+            ...rest,
+            name: what.reference,
+            what: { identifier: { system: REFERENCE_SYSTEM, value: what.reference }, display: what.reference },
+          }
         : { ...rest, what },
     ),
   };
@@ -26,7 +30,8 @@ export function createFhirAuditSink(fhir: FhirClient): AuditSink {
       try {
         await fhir.createResource(event);
       } catch (err) {
-        if (!(err instanceof FhirError) || ![400, 409, 412, 422].includes(err.status) || !event.entity?.some((e) => e.what?.reference)) throw err;
+        if (!(err instanceof FhirError) || ![400, 409, 412, 422].includes(err.status) || !event.entity?.some((e) => e.what?.reference))
+          throw err;
         await fhir.createResource(withLogicalReferences(event));
       }
     },

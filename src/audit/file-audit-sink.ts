@@ -41,7 +41,7 @@ export async function createFileAuditSink({ path, maxBytes, now = () => new Date
   async function writeBatch(batch: Pending[]): Promise<void> {
     const bytes = Buffer.concat(batch.map((p) => p.line));
     if (size > 0 && size + bytes.length > maxBytes) await rotate();
-    for (let at = 0; at < bytes.length; ) at += (await file.write(bytes, at, bytes.length - at)).bytesWritten;
+    for (let at = 0; at < bytes.length;) at += (await file.write(bytes, at, bytes.length - at)).bytesWritten;
     await file.datasync();
     size += bytes.length;
   }

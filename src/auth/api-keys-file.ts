@@ -26,14 +26,16 @@ const entrySchema = z
   .superRefine((e, ctx) => {
     const patientScoped = e.scopes.scopes.some((s) => s.context === 'patient');
     if (patientScoped && !e.patients) ctx.addIssue({ code: 'custom', path: ['patients'], message: 'patient/ scopes need a patients list' });
-    if (!patientScoped && e.patients) ctx.addIssue({ code: 'custom', path: ['patients'], message: 'a patients list needs a patient/ scope' });
+    if (!patientScoped && e.patients)
+      ctx.addIssue({ code: 'custom', path: ['patients'], message: 'a patients list needs a patient/ scope' });
   });
 
 const fileSchema = z.strictObject({ keys: z.array(entrySchema) }).superRefine(({ keys }, ctx) => {
   const seen = { id: new Set<string>(), sha256: new Set<string>() };
   keys.forEach((k, i) => {
     if (seen.id.has(k.id)) ctx.addIssue({ code: 'custom', path: ['keys', i, 'id'], message: `duplicate id ${k.id}` });
-    if (seen.sha256.has(k.sha256.toLowerCase())) ctx.addIssue({ code: 'custom', path: ['keys', i, 'sha256'], message: 'the same key twice' });
+    if (seen.sha256.has(k.sha256.toLowerCase()))
+      ctx.addIssue({ code: 'custom', path: ['keys', i, 'sha256'], message: 'the same key twice' });
     seen.id.add(k.id);
     seen.sha256.add(k.sha256.toLowerCase());
   });

@@ -7,7 +7,12 @@ import { decideAccess, plainKeyAccess, toolAccess, toolsMayWrite, type KeyAccess
 import { searchPatientIds } from './patient-compartment.ts';
 import { scopeGrantSchema } from './smart-scope.ts';
 
-const keyWith = (scopes: string, patients: string[] = []): KeyAccess => ({ id: 'k', ...scopeGrantSchema.parse(scopes), patients: new Set(patients), audited: true });
+const keyWith = (scopes: string, patients: string[] = []): KeyAccess => ({
+  id: 'k',
+  ...scopeGrantSchema.parse(scopes),
+  patients: new Set(patients),
+  audited: true,
+});
 
 describe('classifyFhirRequest', () => {
   it.each([
@@ -31,11 +36,21 @@ describe('classifyFhirRequest', () => {
     expect(classifyFhirRequest({ method, url })).toMatchObject({ subtype, needs });
   });
   it('a conditional create also searches', () => {
-    expect(classifyFhirRequest({ method: 'POST', url: '/Patient', headers: { 'If-None-Exist': 'identifier=x' } }).needs).toEqual(['create', 'search']);
+    expect(classifyFhirRequest({ method: 'POST', url: '/Patient', headers: { 'If-None-Exist': 'identifier=x' } }).needs).toEqual([
+      'create',
+      'search',
+    ]);
   });
   it('a bundle classifies its entries', () => {
-    const body = { resourceType: 'Bundle', type: 'transaction', entry: [{ request: { method: 'DELETE', url: 'Patient/p1' } }, { request: { method: 'GET', url: 'Observation?patient=p1' } }] };
-    expect(classifyFhirRequest({ method: 'POST', url: '', body })).toMatchObject({ subtype: 'transaction', entries: [{ subtype: 'delete' }, { subtype: 'search-type' }] });
+    const body = {
+      resourceType: 'Bundle',
+      type: 'transaction',
+      entry: [{ request: { method: 'DELETE', url: 'Patient/p1' } }, { request: { method: 'GET', url: 'Observation?patient=p1' } }],
+    };
+    expect(classifyFhirRequest({ method: 'POST', url: '', body })).toMatchObject({
+      subtype: 'transaction',
+      entries: [{ subtype: 'delete' }, { subtype: 'search-type' }],
+    });
   });
 });
 
@@ -46,7 +61,14 @@ describe('searchPatientIds', () => {
     ['Observation', [['subject', 'Patient/p1']], ['p1']],
     ['Observation', [['subject:Patient', 'p1']], ['p1']],
     ['Patient', [['_id', 'p1']], ['p1']],
-    ['Observation', [['patient', 'p1'], ['code', 'x']], ['p1']],
+    [
+      'Observation',
+      [
+        ['patient', 'p1'],
+        ['code', 'x'],
+      ],
+      ['p1'],
+    ],
     ['Observation', [['code', 'x']], undefined],
     ['Observation', [['subject', 'p1']], undefined],
     ['Observation', [['patient', 'Group/g1']], undefined],
@@ -60,7 +82,10 @@ describe('decideAccess and authorizeInteraction', () => {
   it('system scopes allow everywhere; patient scopes only within the list', () => {
     expect(decideAccess(keyWith('system/Observation.rs'), 'read', 'Observation')).toEqual({ allowed: true });
     expect(decideAccess(keyWith('patient/*.rs', ['p1']), 'search', 'Observation')).toEqual({ allowed: true, patients: new Set(['p1']) });
-    expect(decideAccess(keyWith('system/Observation.rs'), 'read', 'Patient')).toMatchObject({ allowed: false, reason: expect.stringContaining('system/Patient.r') });
+    expect(decideAccess(keyWith('system/Observation.rs'), 'read', 'Patient')).toMatchObject({
+      allowed: false,
+      reason: expect.stringContaining('system/Patient.r'),
+    });
     // A system scope wins over a patient scope for the same type.
     expect(decideAccess(keyWith('patient/*.rs system/Patient.r', ['p1']), 'read', 'Patient')).toEqual({ allowed: true });
   });
@@ -69,16 +94,29 @@ describe('decideAccess and authorizeInteraction', () => {
     expect(decideAccess(all, 'search', 'AuditEvent').allowed).toBe(true);
     expect(decideAccess(all, 'create', 'AuditEvent').allowed).toBe(false);
     expect(decideAccess(keyWith('system/AuditEvent.c'), 'create', 'AuditEvent').allowed).toBe(true);
-    expect(decideAccess(keyWith('system/AuditEvent.cruds'), 'delete', 'AuditEvent')).toMatchObject({ allowed: false, reason: 'AuditEvent records are append-only' });
+    expect(decideAccess(keyWith('system/AuditEvent.cruds'), 'delete', 'AuditEvent')).toMatchObject({
+      allowed: false,
+      reason: 'AuditEvent records are append-only',
+    });
   });
   it('a patient-scoped create must be about a listed patient', () => {
     const ward = keyWith('patient/Observation.c', ['p1']);
-    const create = (subject: string) => authorizeInteraction(ward, { subtype: 'create', needs: ['create'], resourceTypes: ['Observation'], wholeServer: false, resource: { resourceType: 'Observation', subject: { reference: subject } } });
+    const create = (subject: string) =>
+      authorizeInteraction(ward, {
+        subtype: 'create',
+        needs: ['create'],
+        resourceTypes: ['Observation'],
+        wholeServer: false,
+        resource: { resourceType: 'Observation', subject: { reference: subject } },
+      });
     expect(create('Patient/p1').ok).toBe(true);
     expect(create('Patient/p2')).toMatchObject({ ok: false, requestedPatients: ['p2'] });
   });
   it('operations need system/*.cruds', () => {
-    expect(authorizeInteraction(keyWith('system/*.rs'), classifyFhirRequest({ method: 'POST', url: '/$graphql' }))).toMatchObject({ ok: false, reason: expect.stringContaining('operations') });
+    expect(authorizeInteraction(keyWith('system/*.rs'), classifyFhirRequest({ method: 'POST', url: '/$graphql' }))).toMatchObject({
+      ok: false,
+      reason: expect.stringContaining('operations'),
+    });
     expect(authorizeInteraction(keyWith('system/*.cruds'), classifyFhirRequest({ method: 'POST', url: '/$graphql' })).ok).toBe(true);
   });
   it('plain keys read everything and write only with FHIR_WRITE_TOOLS; tools write only with tools:write', () => {

@@ -9,8 +9,7 @@ import type { FhirInteraction } from './smart-scope.ts';
 
 export type Authorization =
   /** `patients`: the interaction is allowed only within these patients (check what it touches). */
-  | { ok: true; patients?: ReadonlySet<string>; requestedPatients: string[] }
-  | { ok: false; reason: string; requestedPatients: string[] };
+  { ok: true; patients?: ReadonlySet<string>; requestedPatients: string[] } | { ok: false; reason: string; requestedPatients: string[] };
 
 function requestedPatients(i: FhirRequestInteraction): string[] {
   const [type] = i.resourceTypes;
@@ -35,7 +34,8 @@ export function authorizeInteraction(access: KeyAccess, i: FhirRequestInteractio
   for (const interaction of i.needs) {
     for (const type of i.resourceTypes) {
       const d = decideAccess(access, interaction, type);
-      if (!d.allowed) return deny(i.subtype === 'operation' ? `API key "${access.id}" may not call operations (needs system/*.cruds)` : d.reason);
+      if (!d.allowed)
+        return deny(i.subtype === 'operation' ? `API key "${access.id}" may not call operations (needs system/*.cruds)` : d.reason);
       patients ??= d.patients;
     }
   }
@@ -44,7 +44,10 @@ export function authorizeInteraction(access: KeyAccess, i: FhirRequestInteractio
   const [type] = i.resourceTypes;
   const outside = requested.filter((id) => !patients.has(id));
   if (i.subtype === 'search-type') {
-    if (requested.length === 0) return deny(`API key "${access.id}" may search only its listed patients: add patient=<id>${type === 'Patient' ? ' or _id=<id>' : ''}`);
+    if (requested.length === 0)
+      return deny(
+        `API key "${access.id}" may search only its listed patients: add patient=<id>${type === 'Patient' ? ' or _id=<id>' : ''}`,
+      );
   } else if (i.subtype === 'create' || i.subtype === 'update') {
     const resource = i.resource as Resource | undefined;
     if (!resource?.resourceType || !withinPatients(resource, patients)) {
@@ -56,12 +59,17 @@ export function authorizeInteraction(access: KeyAccess, i: FhirRequestInteractio
 }
 
 /** Why `resources` (what a read or search returned) may not be shown to this key; undefined when they may. */
-export function unauthorizedResult(access: KeyAccess, interaction: Extract<FhirInteraction, 'read' | 'search'>, resources: Resource[]): string | undefined {
+export function unauthorizedResult(
+  access: KeyAccess,
+  interaction: Extract<FhirInteraction, 'read' | 'search'>,
+  resources: Resource[],
+): string | undefined {
   for (const r of resources) {
     if (r.resourceType === 'OperationOutcome') continue;
     const d = decideAccess(access, interaction, r.resourceType);
     if (!d.allowed) return d.reason;
-    if (d.patients && !withinPatients(r, d.patients)) return `API key "${access.id}" may not see this ${r.resourceType}: it is not about one of the key's patients`;
+    if (d.patients && !withinPatients(r, d.patients))
+      return `API key "${access.id}" may not see this ${r.resourceType}: it is not about one of the key's patients`;
   }
   return undefined;
 }

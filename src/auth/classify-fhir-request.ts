@@ -55,13 +55,23 @@ export function classifyFhirRequest(req: FhirRequestShape): FhirRequestInteracti
       return { subtype: 'search-system', needs: ['search'], resourceTypes: types.length ? types : ['*'], wholeServer: true };
     }
     if (method === 'POST') {
-      const bundle = req.body as { type?: string; entry?: Array<{ request?: { method?: string; url?: string }; resource?: unknown }> } | undefined;
-      const entries = (bundle?.entry ?? []).map((e) => classifyFhirRequest({ method: e.request?.method ?? 'GET', url: e.request?.url ?? '', body: e.resource }));
-      return { subtype: bundle?.type === 'transaction' ? 'transaction' : 'batch', needs: [], resourceTypes: [], wholeServer: true, entries };
+      const bundle = req.body as
+        { type?: string; entry?: Array<{ request?: { method?: string; url?: string }; resource?: unknown }> } | undefined;
+      const entries = (bundle?.entry ?? []).map((e) =>
+        classifyFhirRequest({ method: e.request?.method ?? 'GET', url: e.request?.url ?? '', body: e.resource }),
+      );
+      return {
+        subtype: bundle?.type === 'transaction' ? 'transaction' : 'batch',
+        needs: [],
+        resourceTypes: [],
+        wholeServer: true,
+        entries,
+      };
     }
     return operation();
   }
-  if (type === 'metadata' && segments.length === 1 && method === 'GET') return { subtype: 'capabilities', needs: [], resourceTypes: [], wholeServer: false };
+  if (type === 'metadata' && segments.length === 1 && method === 'GET')
+    return { subtype: 'capabilities', needs: [], resourceTypes: [], wholeServer: false };
   if (!TYPE.test(type)) return operation();
   const on = [type];
 
@@ -78,7 +88,13 @@ export function classifyFhirRequest(req: FhirRequestShape): FhirRequestInteracti
         return { subtype: 'search-type', needs: ['search'], resourceTypes: on, searchPairs: query, wholeServer: false };
       case 'POST': {
         const ifNoneExist = Object.entries(req.headers ?? {}).some(([k, v]) => k.toLowerCase() === 'if-none-exist' && v);
-        return { subtype: 'create', needs: ifNoneExist ? ['create', 'search'] : ['create'], resourceTypes: on, wholeServer: false, resource: req.body };
+        return {
+          subtype: 'create',
+          needs: ifNoneExist ? ['create', 'search'] : ['create'],
+          resourceTypes: on,
+          wholeServer: false,
+          resource: req.body,
+        };
       }
       case 'PUT':
         return conditional('update', 'update');
@@ -90,7 +106,13 @@ export function classifyFhirRequest(req: FhirRequestShape): FhirRequestInteracti
     return operation();
   }
   if (segments.length === 2 && second === '_search' && method === 'POST') {
-    return { subtype: 'search-type', needs: ['search'], resourceTypes: on, searchPairs: [...query, ...bodyPairs(req.body)], wholeServer: false };
+    return {
+      subtype: 'search-type',
+      needs: ['search'],
+      resourceTypes: on,
+      searchPairs: [...query, ...bodyPairs(req.body)],
+      wholeServer: false,
+    };
   }
   if (!ID.test(second)) return operation();
   const instance = { resourceTypes: on, id: second, wholeServer: false };
@@ -108,7 +130,9 @@ export function classifyFhirRequest(req: FhirRequestShape): FhirRequestInteracti
     }
     return operation();
   }
-  if (method === 'GET' && third === '_history' && segments.length === 3) return { subtype: 'history-instance', needs: ['read'], ...instance };
-  if (method === 'GET' && third === '_history' && segments.length === 4 && ID.test(fourth)) return { subtype: 'vread', needs: ['read'], ...instance };
+  if (method === 'GET' && third === '_history' && segments.length === 3)
+    return { subtype: 'history-instance', needs: ['read'], ...instance };
+  if (method === 'GET' && third === '_history' && segments.length === 4 && ID.test(fourth))
+    return { subtype: 'vread', needs: ['read'], ...instance };
   return operation();
 }

@@ -40,12 +40,22 @@ export async function createAccessControl(o: AccessControlOptions): Promise<Acce
   if (o.config.auditSink === 'fhir' && !o.config.FHIR_BASE_URL && !o.sink) {
     o.logger.warn('AUDIT_SINK=fhir with the embedded FHIR server: the audit lives in memory and is lost at restart (use AUDIT_SINK=file)');
   }
-  o.logger.info({ sink: o.sink ? 'injected' : o.config.auditSink, file: o.config.auditSink === 'file' ? o.config.AUDIT_FILE : undefined }, 'audit');
+  o.logger.info(
+    { sink: o.sink ? 'injected' : o.config.auditSink, file: o.config.auditSink === 'file' ? o.config.AUDIT_FILE : undefined },
+    'audit',
+  );
   const trail = sink
-    ? createAuditTrail({ sink, now: o.now, onError: (err, facts) => o.logger.error({ err: err.message, ...facts }, 'audit record not written') })
+    ? createAuditTrail({
+        sink,
+        now: o.now,
+        onError: (err, facts) => o.logger.error({ err: err.message, ...facts }, 'audit record not written'),
+      })
     : noAuditTrail;
   const auditFor = (access: KeyAccess): AuditTrail => (access.audited ? trail : noAuditTrail);
-  const definitions = { read: o.tools.definitions({ writesEnabled: false }), write: o.tools.definitions({ writesEnabled: o.config.FHIR_WRITE_TOOLS }) };
+  const definitions = {
+    read: o.tools.definitions({ writesEnabled: false }),
+    write: o.tools.definitions({ writesEnabled: o.config.FHIR_WRITE_TOOLS }),
+  };
 
   return {
     guardFhir(req, request, handle) {

@@ -33,7 +33,9 @@ function answered(body: unknown, i: FhirRequestInteraction): Resource[] {
   if (!isResource(body) || body.resourceType === 'OperationOutcome') return [];
   if (body.resourceType !== 'Bundle' || i.subtype === 'create' || i.subtype === 'update') return [body];
   const entries = (body as Bundle).entry ?? [];
-  return entries.flatMap((e, n) => (isResource(e.resource) && (!i.entries || i.entries[n]?.needs.every((x) => x === 'read' || x === 'search')) ? [e.resource] : []));
+  return entries.flatMap((e, n) =>
+    isResource(e.resource) && (!i.entries || i.entries[n]?.needs.every((x) => x === 'read' || x === 'search')) ? [e.resource] : [],
+  );
 }
 
 /** Type/id of what a write answered, from the resource or a batch entry's Location. */
@@ -43,7 +45,9 @@ function writtenReferences(body: unknown): string[] {
   return ((body as Bundle).entry ?? []).flatMap((e) => {
     const m = /^(?:.*\/)?([A-Z][A-Za-z]+\/[A-Za-z0-9\-.]{1,64})(?:\/_history\/[^/]+)?$/.exec(e.response?.location ?? '');
     if (m) return [m[1]];
-    return isResource(e.resource) && e.resource.id && e.resource.resourceType !== 'OperationOutcome' ? [`${e.resource.resourceType}/${e.resource.id}`] : [];
+    return isResource(e.resource) && e.resource.id && e.resource.resourceType !== 'OperationOutcome'
+      ? [`${e.resource.resourceType}/${e.resource.id}`]
+      : [];
   });
 }
 
@@ -83,12 +87,16 @@ export async function guardFhirRequest(req: EmbeddedFhirRequest, o: GuardFhirReq
   const res = await o.handle(req);
   const reads = res.status < 300 ? answered(res.body, i) : [];
   const touched = [...new Set([...auth.requestedPatients, ...(before ? patientIdsOf(before) : []), ...reads.flatMap(patientIdsOf)])];
-  const readsOnly = subtype === 'read' || subtype === 'vread' || subtype === 'history-instance' || subtype.startsWith('search') || i.entries;
+  const readsOnly =
+    subtype === 'read' || subtype === 'vread' || subtype === 'history-instance' || subtype.startsWith('search') || i.entries;
   if (readsOnly && reads.length > 0) {
     const why = unauthorizedResult(o.access, subtype.startsWith('search') ? 'search' : 'read', reads);
     if (why) return deny(why, touched, [...target, ...reads.map((r) => `${r.resourceType}/${r.id}`)]);
   }
-  const references = res.status < 300 ? [...target, ...reads.map((r) => `${r.resourceType}/${r.id}`), ...(readsOnly && !i.entries ? [] : writtenReferences(res.body))] : target;
+  const references =
+    res.status < 300
+      ? [...target, ...reads.map((r) => `${r.resourceType}/${r.id}`), ...(readsOnly && !i.entries ? [] : writtenReferences(res.body))]
+      : target;
   await o.audit.record(facts({ status: res.status, references, patients: touched }));
   return res;
 }

@@ -52,7 +52,10 @@ export function decideAccess(access: KeyAccess, interaction: FhirInteraction, re
 /** The same key as the tools see it: without `tools:write`, no create, update or delete. */
 export function toolAccess(access: KeyAccess): KeyAccess {
   if (access.flags.has('tools:write')) return access;
-  const readOnly = (s: SmartScope): SmartScope => ({ ...s, interactions: new Set([...s.interactions].filter((i) => i === 'read' || i === 'search')) });
+  const readOnly = (s: SmartScope): SmartScope => ({
+    ...s,
+    interactions: new Set([...s.interactions].filter((i) => i === 'read' || i === 'search')),
+  });
   return { ...access, scopes: access.scopes.map(readOnly).filter((s) => s.interactions.size > 0) };
 }
 

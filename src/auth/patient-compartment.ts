@@ -35,7 +35,8 @@ export function withinPatients(resource: Resource, patients: ReadonlySet<string>
 export function searchPatientIds(resourceType: string, pairs: ReadonlyArray<readonly [string, string]>): string[] | undefined {
   const ids: string[] = [];
   for (const [key, value] of pairs) {
-    const bare = key === 'patient' || key === 'patient:Patient' || key === 'subject:Patient' || (resourceType === 'Patient' && key === '_id');
+    const bare =
+      key === 'patient' || key === 'patient:Patient' || key === 'subject:Patient' || (resourceType === 'Patient' && key === '_id');
     if (!bare && key !== 'subject') continue;
     for (const v of value.split(',')) {
       const id = patientIdOf(v.trim(), bare);

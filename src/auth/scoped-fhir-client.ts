@@ -21,7 +21,9 @@ export interface ScopedFhirClientOptions {
 }
 
 function searchPairs(params: SearchParams): Array<[string, string]> {
-  return Object.entries(params).flatMap(([k, v]) => (v === undefined ? [] : (Array.isArray(v) ? v : [v]).map((x): [string, string] => [k, String(x)])));
+  return Object.entries(params).flatMap(([k, v]) =>
+    v === undefined ? [] : (Array.isArray(v) ? v : [v]).map((x): [string, string] => [k, String(x)]),
+  );
 }
 
 const refOf = (r: Resource) => `${r.resourceType}/${r.id}`;
@@ -73,16 +75,43 @@ export function createScopedFhirClient({ fhir, access, audit, tool }: ScopedFhir
     baseUrl: fhir.baseUrl,
     readResource(resourceType, id, options) {
       const i: FhirRequestInteraction = { subtype: 'read', needs: ['read'], resourceTypes: [resourceType], id, wholeServer: false };
-      return run(i, options, (o) => fhir.readResource(resourceType, id, o), (r) => ({ read: [r], written: [] }));
+      return run(
+        i,
+        options,
+        (o) => fhir.readResource(resourceType, id, o),
+        (r) => ({ read: [r], written: [] }),
+      );
     },
     searchResources(resourceType, params, options) {
-      const i: FhirRequestInteraction = { subtype: 'search-type', needs: ['search'], resourceTypes: [resourceType], searchPairs: searchPairs(params), wholeServer: false };
-      return run(i, options, (o) => fhir.searchResources(resourceType, params, o), (r) => ({ read: r.resources, written: [] }));
+      const i: FhirRequestInteraction = {
+        subtype: 'search-type',
+        needs: ['search'],
+        resourceTypes: [resourceType],
+        searchPairs: searchPairs(params),
+        wholeServer: false,
+      };
+      return run(
+        i,
+        options,
+        (o) => fhir.searchResources(resourceType, params, o),
+        (r) => ({ read: r.resources, written: [] }),
+      );
     },
     createResource(resource, options) {
       // The write tools' If-None-Exist is their own idempotency key, not a search the caller chose: create suffices.
-      const i: FhirRequestInteraction = { subtype: 'create', needs: ['create'], resourceTypes: [resource.resourceType], wholeServer: false, resource };
-      return run(i, options, (o) => fhir.createResource(resource, o), (r) => ({ read: [], written: [r] }));
+      const i: FhirRequestInteraction = {
+        subtype: 'create',
+        needs: ['create'],
+        resourceTypes: [resource.resourceType],
+        wholeServer: false,
+        resource,
+      };
+      return run(
+        i,
+        options,
+        (o) => fhir.createResource(resource, o),
+        (r) => ({ read: [], written: [r] }),
+      );
     },
     executeBatch(bundle, options) {
       const i = classifyFhirRequest({ method: 'POST', url: '', body: bundle });

@@ -30,7 +30,9 @@ const SCOPE = /^([a-z]+)\/(\*|[A-Za-z]+)\.([a-z*]+)(\?.*)?$/;
 let resourceTypes: Set<string> | undefined;
 /** The R4 resource types, from the JSON schema's discriminator (parsed on first use, ~50 ms). */
 function isResourceType(name: string): boolean {
-  resourceTypes ??= new Set(Object.keys((readJson('fhir/r4/fhir.schema.json') as { discriminator: { mapping: object } }).discriminator.mapping));
+  resourceTypes ??= new Set(
+    Object.keys((readJson('fhir/r4/fhir.schema.json') as { discriminator: { mapping: object } }).discriminator.mapping),
+  );
   return resourceTypes.has(name);
 }
 
@@ -43,29 +45,28 @@ function parseScope(token: string): SmartScope | string {
   if (query) return `"${token}": scopes with search restrictions (?…) are not supported`;
   if (resourceType !== '*' && !isResourceType(resourceType)) return `"${token}": ${resourceType} is not a FHIR R4 resource type`;
   const letters = V1_SUFFIXES[suffix] ?? suffix;
-  if (!/^c?r?u?d?s?$/.test(letters) || letters === '') return `"${token}": the interactions must be letters of "cruds" in that order (or read, write, *)`;
+  if (!/^c?r?u?d?s?$/.test(letters) || letters === '')
+    return `"${token}": the interactions must be letters of "cruds" in that order (or read, write, *)`;
   const interactions = new Set([...letters].map((l) => SCOPE_LETTERS[l as ScopeLetter]));
   return { context, resourceType, interactions };
 }
 
 /** Scopes and flags, space-separated (as in OAuth's `scope`) or as a list. */
-export const scopeGrantSchema = z
-  .union([z.string(), z.array(z.string())])
-  .transform((value, ctx): ScopeGrant => {
-    const tokens = (Array.isArray(value) ? value.join(' ') : value).split(/\s+/).filter(Boolean);
-    const grant: ScopeGrant = { scopes: [], flags: new Set() };
-    for (const token of tokens) {
-      if ((KEY_FLAGS as readonly string[]).includes(token)) {
-        grant.flags.add(token as KeyFlag);
-        continue;
-      }
-      const scope = parseScope(token);
-      if (typeof scope === 'string') ctx.addIssue({ code: 'custom', message: scope });
-      else grant.scopes.push(scope);
+export const scopeGrantSchema = z.union([z.string(), z.array(z.string())]).transform((value, ctx): ScopeGrant => {
+  const tokens = (Array.isArray(value) ? value.join(' ') : value).split(/\s+/).filter(Boolean);
+  const grant: ScopeGrant = { scopes: [], flags: new Set() };
+  for (const token of tokens) {
+    if ((KEY_FLAGS as readonly string[]).includes(token)) {
+      grant.flags.add(token as KeyFlag);
+      continue;
     }
-    if (tokens.length === 0) ctx.addIssue({ code: 'custom', message: 'no scopes or flags' });
-    return grant;
-  });
+    const scope = parseScope(token);
+    if (typeof scope === 'string') ctx.addIssue({ code: 'custom', message: scope });
+    else grant.scopes.push(scope);
+  }
+  if (tokens.length === 0) ctx.addIssue({ code: 'custom', message: 'no scopes or flags' });
+  return grant;
+});
 
 /** The interactions' letters in SMART order, e.g. `rs`. */
 export function scopeLetters(interactions: Iterable<FhirInteraction>): string {

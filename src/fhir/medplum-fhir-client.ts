@@ -1,7 +1,17 @@
 // FhirClient over HTTP, built on @medplum/core's MedplumClient configured for a plain FHIR server.
 // MedplumClient does the requests and OperationOutcome parsing; retries, timeouts, paging and tracing are ours
 // because we need them per call (caller's signal, Retry-After, one trace per exchange).
-import { ClientStorage, MedplumClient, MemoryStorage, OperationOutcomeError, badRequest, getStatus, operationOutcomeToString, serverError, type MedplumRequestOptions } from '@medplum/core';
+import {
+  ClientStorage,
+  MedplumClient,
+  MemoryStorage,
+  OperationOutcomeError,
+  badRequest,
+  getStatus,
+  operationOutcomeToString,
+  serverError,
+  type MedplumRequestOptions,
+} from '@medplum/core';
 import type { Bundle, Resource, ResourceType } from '@medplum/fhirtypes';
 import pRetry from 'p-retry';
 import {
@@ -187,11 +197,16 @@ export function createMedplumFhirClient(opts: MedplumFhirClientOptions): FhirCli
     // Only pages of this server's FHIR base: a link elsewhere (another host, or another path on this one) would
     // carry our headers where nobody configured them.
     if (url.origin !== origin) throw badGateway(`Refusing a next-page link on another origin: ${url.origin}`);
-    if (url.pathname !== basePath && !url.pathname.startsWith(`${basePath}/`)) throw badGateway(`Refusing a next-page link outside the FHIR base: ${url.pathname}`);
+    if (url.pathname !== basePath && !url.pathname.startsWith(`${basePath}/`))
+      throw badGateway(`Refusing a next-page link outside the FHIR base: ${url.pathname}`);
     return url.toString();
   }
 
-  async function searchResources<T extends Resource>(resourceType: string, params: SearchParams, options?: SearchOptions): Promise<SearchResult<T>> {
+  async function searchResources<T extends Resource>(
+    resourceType: string,
+    params: SearchParams,
+    options?: SearchOptions,
+  ): Promise<SearchResult<T>> {
     assertResourceType(resourceType);
     const max = options?.maxResults ?? defaultMax;
     const query = encodeSearchParams(params).toString();
@@ -241,7 +256,11 @@ export function createMedplumFhirClient(opts: MedplumFhirClientOptions): FhirCli
 
   async function executeBatch(bundle: Bundle, options?: FhirCallOptions): Promise<Bundle> {
     if (bundle?.resourceType !== 'Bundle' || (bundle.type !== 'batch' && bundle.type !== 'transaction')) {
-      throw new FhirError('executeBatch needs a batch or transaction Bundle', 400, badRequest('Bundle.type must be batch or transaction', 'Bundle.type'));
+      throw new FhirError(
+        'executeBatch needs a batch or transaction Bundle',
+        400,
+        badRequest('Bundle.type must be batch or transaction', 'Bundle.type'),
+      );
     }
     // Batches are retried like reads: callers make their entries idempotent (conditional or PUT by stable id).
     const { value } = await exchange((o) => medplum.executeBatch(bundle, o), options, true);

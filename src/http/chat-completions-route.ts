@@ -24,11 +24,15 @@ export interface ChatRouteOptions {
 }
 
 const notConfigured = () =>
-  new ApiError(503, 'No model is connected: set UPSTREAM_BASE_URL (e.g. http://127.0.0.1:11434/v1 for Ollama), or LOCAL_MODEL to run a GGUF model in process, and restart.', {
-    param: 'UPSTREAM_BASE_URL',
-    code: 'upstream_not_configured',
-    headers: NO_RETRY,
-  });
+  new ApiError(
+    503,
+    'No model is connected: set UPSTREAM_BASE_URL (e.g. http://127.0.0.1:11434/v1 for Ollama), or LOCAL_MODEL to run a GGUF model in process, and restart.',
+    {
+      param: 'UPSTREAM_BASE_URL',
+      code: 'upstream_not_configured',
+      headers: NO_RETRY,
+    },
+  );
 
 /**
  * Aborts on client disconnect or at the deadline; `timedOut` tells the two apart. A class with methods, not
@@ -70,7 +74,8 @@ class RequestCancel {
 const deadlineError = () => new ApiError(504, 'The request did not complete within the deadline.', { code: 'timeout', headers: NO_RETRY });
 
 /** Choice i of an n > 1 request gets its own seed so the choices differ reproducibly. */
-const choiceParams = (params: ChatParams, i: number): ChatParams => (i === 0 || params.seed === undefined ? params : { ...params, seed: params.seed + i });
+const choiceParams = (params: ChatParams, i: number): ChatParams =>
+  i === 0 || params.seed === undefined ? params : { ...params, seed: params.seed + i };
 
 export async function chatCompletionsRoute(app: FastifyInstance, o: ChatRouteOptions): Promise<void> {
   // Ticks at a tenth of the deadline (at most once a second): a deadline fires at most 10% late.
@@ -102,9 +107,22 @@ export async function chatCompletionsRoute(app: FastifyInstance, o: ChatRouteOpt
         return response;
       }
       const streams = await Promise.all(Array.from({ length: n }, (_, i) => upstream.doStream(choiceParams(params, i), sig.options)));
-      const encoder = createChunkEncoder({ id, created, model: o.modelId, choices: n, jsonMode, includeUsage: !!body.stream_options?.include_usage });
+      const encoder = createChunkEncoder({
+        id,
+        created,
+        model: o.modelId,
+        choices: n,
+        jsonMode,
+        includeUsage: !!body.stream_options?.include_usage,
+      });
       const deltas = n === 1 ? { single: streams[0]! } : { merged: mergeStreams(streams) };
-      settled = await writeSse({ reply, encoder, deltas, requestId: String(req.id), onError: (err) => describeStreamError(err, sig.timedOut, req) });
+      settled = await writeSse({
+        reply,
+        encoder,
+        deltas,
+        requestId: String(req.id),
+        onError: (err) => describeStreamError(err, sig.timedOut, req),
+      });
       return reply;
     } catch (err) {
       if (sig.timedOut) throw deadlineError();

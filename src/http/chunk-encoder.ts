@@ -20,7 +20,14 @@ interface ChoiceState {
 /** A serialised chunk (the JSON after `data: `) or an SSE comment keep-alive. */
 export type Emitted = { kind: 'chunk'; json: string } | { kind: 'keepalive' };
 
-export function createChunkEncoder(o: { id: string; created: number; model: string; choices: number; jsonMode: boolean; includeUsage: boolean }) {
+export function createChunkEncoder(o: {
+  id: string;
+  created: number;
+  model: string;
+  choices: number;
+  jsonMode: boolean;
+  includeUsage: boolean;
+}) {
   const states = new Map<number, ChoiceState>();
   let usage: Usage | null = null;
   const base = { id: o.id, object: 'chat.completion.chunk', created: o.created, model: o.model };
@@ -62,7 +69,9 @@ export function createChunkEncoder(o: { id: string; created: number; model: stri
           return [text(index, 'content', d.text)];
         case 'tool-call-start':
           s.toolCalls = true;
-          return [chunk(index, { tool_calls: [{ index: d.index, id: d.id, type: 'function', function: { name: d.name, arguments: '' } }] })];
+          return [
+            chunk(index, { tool_calls: [{ index: d.index, id: d.id, type: 'function', function: { name: d.name, arguments: '' } }] }),
+          ];
         case 'tool-call-args':
           return [chunk(index, { tool_calls: [{ index: d.index, function: { arguments: d.text } }] })];
         case 'usage':
@@ -85,7 +94,8 @@ export function createChunkEncoder(o: { id: string; created: number; model: stri
           }
           // Cut off by max_tokens mid-reasoning with no answer yet: the partial reasoning is also sent as the content
           // (the streamed form of toWireMessage's rule). Not in JSON mode, whose content is only ever the model's.
-          if (d.finishReason === 'length' && d.cutOffWhileReasoning !== false && !o.jsonMode && !s.content && !s.toolCalls && s.reasoning) out.push(chunk(index, { content: s.reasoning }));
+          if (d.finishReason === 'length' && d.cutOffWhileReasoning !== false && !o.jsonMode && !s.content && !s.toolCalls && s.reasoning)
+            out.push(chunk(index, { content: s.reasoning }));
           out.push(chunk(index, {}, d.finishReason));
           return out;
         }

@@ -31,9 +31,13 @@ export function upstreamToApiError(e: UpstreamError): ApiError {
     });
   }
   if (s === 400 || s === 413 || s === 422) {
-    return new ApiError(s === 413 ? 413 : 400, `The upstream model server rejected the request: ${upstreamMessage(e.responseBody) ?? 'invalid request'}`, {
-      code: 'upstream_invalid_request',
-    });
+    return new ApiError(
+      s === 413 ? 413 : 400,
+      `The upstream model server rejected the request: ${upstreamMessage(e.responseBody) ?? 'invalid request'}`,
+      {
+        code: 'upstream_invalid_request',
+      },
+    );
   }
   // The host only, never the URL: a base URL may carry userinfo or a key in its query.
   const server = e.host ? `The upstream model server at ${e.host}` : 'The upstream model server';
@@ -79,13 +83,17 @@ export function registerErrorHandling(app: FastifyInstance): void {
     const api = toApiError(err);
     // Expected failures (the client's 4xx, the upstream's, our own ApiErrors) are warnings without a stack; only
     // what nobody anticipated is an error. Upstream bodies may echo prompts (PHI): only our message and the status.
-    if (err instanceof UpstreamError) req.log.warn({ upstreamStatus: err.statusCode, upstreamHost: err.host, reason: err.message }, 'upstream failed');
+    if (err instanceof UpstreamError)
+      req.log.warn({ upstreamStatus: err.statusCode, upstreamHost: err.host, reason: err.message }, 'upstream failed');
     else if (api.status >= 500 && !(err instanceof ApiError)) req.log.error({ err }, 'request failed');
     else req.log.warn({ status: api.status, code: api.code }, api.status >= 500 ? 'request failed' : 'request rejected');
     return sendApiError(reply, api);
   });
   app.setNotFoundHandler((req, reply) =>
-    sendApiError(reply, new ApiError(404, `Unknown route: ${req.method} ${req.url.split('?')[0]}`, { code: 'not_found', type: 'invalid_request_error' })),
+    sendApiError(
+      reply,
+      new ApiError(404, `Unknown route: ${req.method} ${req.url.split('?')[0]}`, { code: 'not_found', type: 'invalid_request_error' }),
+    ),
   );
 }
 
@@ -95,10 +103,7 @@ export function sendRejection(req: FastifyRequest, reply: FastifyReply, err: Api
     sendApiError(reply, err);
     return;
   }
-  const outcome = err.status === 401 ? unauthorized : err.status === 403 ? forbidden : err.status === 429 ? tooManyRequests : badRequest(err.message);
-  void reply
-    .code(err.status)
-    .headers(err.headers)
-    .type('application/fhir+json; charset=utf-8')
-    .send(withDiagnostics(outcome, err.message));
+  const outcome =
+    err.status === 401 ? unauthorized : err.status === 403 ? forbidden : err.status === 429 ? tooManyRequests : badRequest(err.message);
+  void reply.code(err.status).headers(err.headers).type('application/fhir+json; charset=utf-8').send(withDiagnostics(outcome, err.message));
 }

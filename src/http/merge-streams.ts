@@ -5,7 +5,11 @@ import type { IndexedDelta } from './chunk-encoder.ts';
 export async function* mergeStreams(streams: Array<AsyncIterable<UpstreamDelta>>): AsyncGenerator<IndexedDelta> {
   const iterators = streams.map((s) => s[Symbol.asyncIterator]());
   const pending = new Map<number, Promise<{ i: number; r: IteratorResult<UpstreamDelta> }>>();
-  const pull = (i: number) => pending.set(i, iterators[i]!.next().then((r) => ({ i, r })));
+  const pull = (i: number) =>
+    pending.set(
+      i,
+      iterators[i]!.next().then((r) => ({ i, r })),
+    );
   iterators.forEach((_, i) => pull(i));
   try {
     while (pending.size) {

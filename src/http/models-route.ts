@@ -7,7 +7,10 @@ export async function modelsRoutes(app: FastifyInstance, o: { modelId: string; c
   app.get('/v1/models', async () => ({ object: 'list', data: [model] }));
   app.get<{ Params: { '*': string } }>('/v1/models/*', async (req) => {
     if (req.params['*'] !== o.modelId) {
-      throw new ApiError(404, `The model '${req.params['*']}' does not exist or you do not have access to it.`, { param: 'model', code: 'model_not_found' });
+      throw new ApiError(404, `The model '${req.params['*']}' does not exist or you do not have access to it.`, {
+        param: 'model',
+        code: 'model_not_found',
+      });
     }
     return model;
   });

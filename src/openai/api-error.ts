@@ -1,11 +1,6 @@
 // The HTTP edge's one error currency: OpenAI's `{"error":{"message","type","param","code"}}`.
 
-export type ApiErrorType =
-  | 'invalid_request_error'
-  | 'authentication_error'
-  | 'rate_limit_error'
-  | 'server_error'
-  | 'not_found_error';
+export type ApiErrorType = 'invalid_request_error' | 'authentication_error' | 'rate_limit_error' | 'server_error' | 'not_found_error';
 
 export interface ErrorEnvelope {
   error: { message: string; type: ApiErrorType; param: string | null; code: string | null };
@@ -46,5 +41,4 @@ export const NO_RETRY: Readonly<Record<string, string>> = { 'x-should-retry': 'f
 export const invalidRequest = (message: string, param: string | null = null, code: string | null = null) =>
   new ApiError(400, message, { param, code });
 
-export const internalError = () =>
-  new ApiError(500, 'The server had an error while processing your request.', { code: 'internal_error' });
+export const internalError = () => new ApiError(500, 'The server had an error while processing your request.', { code: 'internal_error' });

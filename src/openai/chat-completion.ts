@@ -56,19 +56,15 @@ export function toWireMessage(c: UpstreamCompletion, jsonMode: boolean) {
   return message;
 }
 
-export function toChatCompletion(o: {
-  id: string;
-  created: number;
-  model: string;
-  completions: UpstreamCompletion[];
-  jsonMode: boolean;
-}) {
+export function toChatCompletion(o: { id: string; created: number; model: string; completions: UpstreamCompletion[]; jsonMode: boolean }) {
   // n > 1: each choice ran its own agent loop. The top level keeps choice 0's extensions (what single-choice
   // readers expect) and every choice carries its own, so no audit trail is lost.
   const extensions = o.completions[0]?.extensions ?? {};
   const perChoice = o.completions.length > 1;
   // One choice without usage makes the sum unknown too: a partial sum would be a number that means nothing.
-  const usage = o.completions.every((c) => c.usage) ? toWireUsage(o.completions.reduce<Usage | null>((t, c) => sumUsage(t, c.usage), null)) : null;
+  const usage = o.completions.every((c) => c.usage)
+    ? toWireUsage(o.completions.reduce<Usage | null>((t, c) => sumUsage(t, c.usage), null))
+    : null;
   return {
     id: o.id,
     object: 'chat.completion' as const,

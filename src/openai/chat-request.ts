@@ -110,15 +110,18 @@ export const chatRequestSchema = z.object({
   max_completion_tokens: positiveTokens.nullish(),
   stream: z.boolean().nullish(),
   stream_options: z.object({ include_usage: z.boolean().optional() }).nullish(),
-  thinking: z
-    .object({ type: z.enum(['enabled', 'disabled']).default('enabled'), keep: z.literal('all').nullish() })
-    .nullish(),
+  thinking: z.object({ type: z.enum(['enabled', 'disabled']).default('enabled'), keep: z.literal('all').nullish() }).nullish(),
   tools: z.array(functionTool).nullish(),
   tool_choice: toolChoice.nullish(),
   parallel_tool_calls: z.boolean().nullish(),
   response_format: responseFormat.nullish(),
   stop: z.union([z.string(), z.array(z.string()).max(4)]).nullish(),
-  seed: z.number().int().min(-(2 ** 53) + 1).max(2 ** 53 - 1).nullish(),
+  seed: z
+    .number()
+    .int()
+    .min(-(2 ** 53) + 1)
+    .max(2 ** 53 - 1)
+    .nullish(),
   n: z.number().int().min(1).max(8).nullish(),
   user: z.string().optional(),
   /** Extension: false turns off the server-side FHIR tools for this request. */

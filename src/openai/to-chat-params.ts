@@ -45,7 +45,10 @@ function checkMessages(messages: ChatRequest['messages'], imageMaxBytes: number)
     if (m.role === 'assistant') {
       m.tool_calls?.forEach((tc) => callIds.add(tc.id));
       if (m.content == null && !m.tool_calls?.length) {
-        throw invalidRequest(`Invalid value for 'messages[${i}].content': an assistant message needs content or tool_calls.`, `messages[${i}].content`);
+        throw invalidRequest(
+          `Invalid value for 'messages[${i}].content': an assistant message needs content or tool_calls.`,
+          `messages[${i}].content`,
+        );
       }
     }
     if (m.role === 'tool' && !callIds.has(m.tool_call_id)) {
@@ -59,7 +62,10 @@ function checkMessages(messages: ChatRequest['messages'], imageMaxBytes: number)
 
 export function toChatParams(req: ChatRequest, o: { modelId: string; imageMaxBytes: number }): ChatParams {
   if (req.model !== o.modelId) {
-    throw new ApiError(404, `The model '${req.model}' does not exist or you do not have access to it.`, { param: 'model', code: 'model_not_found' });
+    throw new ApiError(404, `The model '${req.model}' does not exist or you do not have access to it.`, {
+      param: 'model',
+      code: 'model_not_found',
+    });
   }
   checkMessages(req.messages, o.imageMaxBytes);
   const requested = req.max_completion_tokens ?? req.max_tokens ?? MAX_TOKENS_CAP;

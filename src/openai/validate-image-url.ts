@@ -7,7 +7,11 @@ export function validateImageUrl(url: string, param: string, maxBytes: number): 
   if (url.startsWith('data:')) {
     const m = DATA_URI.exec(url);
     if (!m || m[2]!.length % 4 !== 0 || m[2]!.length === 0) {
-      throw invalidRequest(`Invalid image data URI at '${param}': expected data:image/{png,jpeg,gif,webp};base64,<data>.`, param, 'invalid_image_url');
+      throw invalidRequest(
+        `Invalid image data URI at '${param}': expected data:image/{png,jpeg,gif,webp};base64,<data>.`,
+        param,
+        'invalid_image_url',
+      );
     }
     const bytes = (m[2]!.length * 3) / 4 - (m[2]!.endsWith('==') ? 2 : m[2]!.endsWith('=') ? 1 : 0);
     if (bytes > maxBytes) {

@@ -25,12 +25,19 @@ export function createReadiness(o: ReadinessOptions): () => Promise<ReadinessRep
     try {
       // The race bounds a check that ignores its signal too.
       const timedOut = new Promise<Awaited<ReturnType<ReadinessCheck['check']>>>((resolve) =>
-        controller.signal.addEventListener('abort', () => resolve({ status: 'failing', detail: `no answer within ${o.timeoutMs} ms` }), { once: true }),
+        controller.signal.addEventListener('abort', () => resolve({ status: 'failing', detail: `no answer within ${o.timeoutMs} ms` }), {
+          once: true,
+        }),
       );
       const result = await Promise.race([check.check(controller.signal), timedOut]);
       return { ...result, checked_at: new Date(started).toISOString(), duration_ms: Math.max(0, Math.round(now() - started)) };
     } catch (err) {
-      return { status: 'failing', detail: `check failed: ${(err as Error)?.name ?? 'error'}`, checked_at: new Date(started).toISOString(), duration_ms: Math.round(now() - started) };
+      return {
+        status: 'failing',
+        detail: `check failed: ${(err as Error)?.name ?? 'error'}`,
+        checked_at: new Date(started).toISOString(),
+        duration_ms: Math.round(now() - started),
+      };
     } finally {
       clearTimeout(timer);
     }

@@ -43,7 +43,11 @@ export function fhirReadinessCheck(
   if ('injected' in fhir) return fixed('fhir', 'ok', 'injected FHIR client, not probed');
   if ('embedded' in fhir) {
     const server = fhir.embedded;
-    return { name: 'fhir', check: (signal) => probeHttp({ url: `${server.baseUrl}/metadata`, headers: accept, fetch: server.fetch, what: 'embedded GET /metadata' }, signal) };
+    return {
+      name: 'fhir',
+      check: (signal) =>
+        probeHttp({ url: `${server.baseUrl}/metadata`, headers: accept, fetch: server.fetch, what: 'embedded GET /metadata' }, signal),
+    };
   }
   const url = under(config.FHIR_BASE_URL!, 'metadata');
   const headers = config.FHIR_AUTH_HEADER ? { ...accept, authorization: config.FHIR_AUTH_HEADER } : accept;

@@ -17,7 +17,8 @@ export async function probeHttp(o: HttpProbeOptions, signal: AbortSignal): Retur
     const res = await (o.fetch ?? fetch)(o.url, { headers: o.headers, signal, redirect: 'manual' });
     await res.body?.cancel().catch(() => {});
     if (res.status >= 200 && res.status < 300) return { status: 'ok', detail: `${o.what} answered ${res.status}` };
-    if (res.status >= 300 && res.status < 400) return { status: 'failing', detail: `${o.what} answered a redirect (HTTP ${res.status}), which is not followed` };
+    if (res.status >= 300 && res.status < 400)
+      return { status: 'failing', detail: `${o.what} answered a redirect (HTTP ${res.status}), which is not followed` };
     return { status: 'failing', detail: `${o.what} answered HTTP ${res.status}` };
   } catch (err) {
     if (signal.aborted) return { status: 'failing', detail: `${o.what} timed out` };

@@ -8,7 +8,11 @@ const TLS = /CERT|TLS|SSL|SELF_SIGNED|UNABLE_TO_(GET|VERIFY)|HOSTNAME_MISMATCH/;
 
 /** The first system-style code (`ECONNREFUSED`, `ERR_TLS_CERT_ALTNAME_INVALID`) on the error or its causes. */
 export function networkErrorCode(err: unknown): string | undefined {
-  for (let e = err as { code?: unknown; cause?: unknown; name?: unknown } | undefined, depth = 0; e && depth < 5; e = e.cause as typeof e, depth++) {
+  for (
+    let e = err as { code?: unknown; cause?: unknown; name?: unknown } | undefined, depth = 0;
+    e && depth < 5;
+    e = e.cause as typeof e, depth++
+  ) {
     if (typeof e.code === 'string' && /^[A-Z][A-Z0-9_]{1,60}$/.test(e.code)) return e.code;
     if (e.name === 'TimeoutError') return 'TIMEOUT';
   }

@@ -26,7 +26,14 @@ export interface ProgressBarOptions<T> {
   plainEveryMs?: number;
 }
 
-export function createProgressBar<T>({ stream, render, fraction, now = () => performance.now(), redrawMs = 100, plainEveryMs = 60_000 }: ProgressBarOptions<T>): ProgressBar<T> {
+export function createProgressBar<T>({
+  stream,
+  render,
+  fraction,
+  now = () => performance.now(),
+  redrawMs = 100,
+  plainEveryMs = 60_000,
+}: ProgressBarOptions<T>): ProgressBar<T> {
   const started = now();
   const tty = Boolean(stream.isTTY);
   let last: { state: T } | undefined;

@@ -8,7 +8,15 @@ import { dialectFor, type DialectName } from './dialects/index.ts';
 import { describeNetworkFailure, hostOf, networkErrorCode } from '../shared/describe-network-failure.ts';
 import { parseRetryAfter } from '../shared/parse-retry-after.ts';
 import { isTimeoutError, undiciPost, type HttpPost, type HttpResponse } from './http-post.ts';
-import { signalOf, type AbortSource, type CallOptions, type ChatParams, type ModelUpstream, type UpstreamCompletion, type UpstreamDelta } from './model-upstream.ts';
+import {
+  signalOf,
+  type AbortSource,
+  type CallOptions,
+  type ChatParams,
+  type ModelUpstream,
+  type UpstreamCompletion,
+  type UpstreamDelta,
+} from './model-upstream.ts';
 import { normaliseStream } from './normalise-stream.ts';
 import { splitThink } from './think-splitter.ts';
 import { UpstreamError } from './upstream-error.ts';
@@ -45,7 +53,10 @@ export function createOpenAiCompatibleUpstream(o: OpenAiCompatibleUpstreamOption
       res = await post(url, { headers, body, signal, timeoutMs });
     } catch (cause) {
       if (signal?.aborted) throw signal.reason;
-      throw new UpstreamError(`upstream ${isTimeoutError(cause) ? `timed out after ${timeoutMs} ms` : describeNetworkFailure(cause)}`, { cause, host });
+      throw new UpstreamError(`upstream ${isTimeoutError(cause) ? `timed out after ${timeoutMs} ms` : describeNetworkFailure(cause)}`, {
+        cause,
+        host,
+      });
     }
     if (res.status >= 200 && res.status < 300) return res;
     const text = await res.text().catch(() => '');
@@ -120,7 +131,11 @@ export function createOpenAiCompatibleUpstream(o: OpenAiCompatibleUpstreamOption
     const reasoning = (m.reasoning_content ?? m.reasoning ?? '') + split.reasoning;
     const toolCalls = (m.tool_calls ?? []).map((tc) => {
       if (!tc.function?.name) throw new UpstreamError('upstream sent a tool call without a function name', { statusCode: 502, host });
-      return { id: tc.id || `call_${generateId()}`, type: 'function' as const, function: { name: tc.function.name, arguments: tc.function.arguments ?? '' } };
+      return {
+        id: tc.id || `call_${generateId()}`,
+        type: 'function' as const,
+        function: { name: tc.function.name, arguments: tc.function.arguments ?? '' },
+      };
     });
     const completion: UpstreamCompletion = {
       content: split.content || (m.content == null && !split.reasoning ? null : split.content),

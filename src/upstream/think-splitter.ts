@@ -91,7 +91,13 @@ export function splitThink(content: string): { reasoning: string; content: strin
   const s = createThinkSplitter();
   const pieces = [...s.push(content), ...s.end()];
   return {
-    reasoning: pieces.filter((p) => p.type === 'reasoning').map((p) => p.text).join(''),
-    content: pieces.filter((p) => p.type === 'content').map((p) => p.text).join(''),
+    reasoning: pieces
+      .filter((p) => p.type === 'reasoning')
+      .map((p) => p.text)
+      .join(''),
+    content: pieces
+      .filter((p) => p.type === 'content')
+      .map((p) => p.text)
+      .join(''),
   };
 }

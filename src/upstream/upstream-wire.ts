@@ -35,9 +35,7 @@ export const wireCompletionSchema = z.object({
 });
 
 export const wireChunkSchema = z.object({
-  choices: z
-    .array(z.object({ index: z.number().optional(), delta: wireMessage.nullish(), finish_reason: z.string().nullish() }))
-    .nullish(),
+  choices: z.array(z.object({ index: z.number().optional(), delta: wireMessage.nullish(), finish_reason: z.string().nullish() })).nullish(),
   usage: wireUsage,
   error: z.object({ message: z.string().optional() }).passthrough().nullish(),
 });

@@ -89,7 +89,9 @@ const instantTool: ExecuteToolFn = async () => okResult;
 const sleepingTool: ExecuteToolFn = (_name, _args, ctx) =>
   new Promise((resolve) => {
     const t = setTimeout(() => resolve(okResult), TOOL_MS);
-    ctx.signal?.addEventListener('abort', () => (clearTimeout(t), resolve({ ok: false, error: { code: 'aborted', message: 'aborted' } })), { once: true });
+    ctx.signal?.addEventListener('abort', () => (clearTimeout(t), resolve({ ok: false, error: { code: 'aborted', message: 'aborted' } })), {
+      once: true,
+    });
   });
 
 function request(): ChatParams {
@@ -118,7 +120,11 @@ function agent(upstream: ModelUpstream, executeTool: ExecuteToolFn): ModelUpstre
   });
 }
 
-const median = (xs: number[]) => percentile([...xs].sort((a, b) => a - b), 50);
+const median = (xs: number[]) =>
+  percentile(
+    [...xs].sort((a, b) => a - b),
+    50,
+  );
 
 async function drain(stream: AsyncIterable<UpstreamDelta>): Promise<string> {
   let content = '';
@@ -147,7 +153,10 @@ async function overhead(): Promise<BenchRow[]> {
   for (let s = 0; s < STEPS; s++) {
     stepParams.push({ ...request(), messages: [...messages], tools: toolDefinitions });
     const call = { id: `call_s${s}_0`, type: 'function' as const, function: { name: TOOL, arguments: toolArgs } };
-    messages.push({ role: 'assistant', content: null, tool_calls: [call] }, { role: 'tool', tool_call_id: call.id, content: JSON.stringify(okResult) });
+    messages.push(
+      { role: 'assistant', content: null, tool_calls: [call] },
+      { role: 'tool', tool_call_id: call.id, content: JSON.stringify(okResult) },
+    );
   }
 
   const direct = await timeRounds(async () => {
@@ -191,8 +200,23 @@ async function overhead(): Promise<BenchRow[]> {
     const own = perStep - base;
     rows.push(
       { suite: suiteName, case: `${label}: fake upstream + tool called directly (baseline)`, metric: 'µs/step', value: base },
-      { suite: suiteName, case: `${label}: ${REQUESTS} req × ${STEPS} steps through the loop`, metric: 'µs/step', value: perStep, baselineName: 'direct calls', baseline: base, ratio: perStep / Math.max(base, 0.001) },
-      { suite: suiteName, case: `${label}: loop overhead per step (loop − direct)`, metric: 'µs/step', value: own, goal: '< 1000 µs', met: own < 1000 },
+      {
+        suite: suiteName,
+        case: `${label}: ${REQUESTS} req × ${STEPS} steps through the loop`,
+        metric: 'µs/step',
+        value: perStep,
+        baselineName: 'direct calls',
+        baseline: base,
+        ratio: perStep / Math.max(base, 0.001),
+      },
+      {
+        suite: suiteName,
+        case: `${label}: loop overhead per step (loop − direct)`,
+        metric: 'µs/step',
+        value: own,
+        goal: '< 1000 µs',
+        met: own < 1000,
+      },
     );
   }
   return rows;
@@ -224,8 +248,28 @@ async function parallelTools(): Promise<BenchRow[]> {
   const limit = 1.2 * TOOL_MS;
   return [
     { suite: suiteName, case: `1 tool call of ${TOOL_MS} ms (request wall time)`, metric: 'p50 ms', value: single },
-    { suite: suiteName, case: `3 tool calls of ${TOOL_MS} ms in one turn, doGenerate`, metric: 'p50 ms', value: three, baselineName: '3 × single, sequential', baseline: 3 * single, ratio: three / (3 * single), goal, met: three <= limit },
-    { suite: suiteName, case: `3 tool calls of ${TOOL_MS} ms in one turn, doStream`, metric: 'p50 ms', value: threeStream, baselineName: '3 × single, sequential', baseline: 3 * single, ratio: threeStream / (3 * single), goal, met: threeStream <= limit },
+    {
+      suite: suiteName,
+      case: `3 tool calls of ${TOOL_MS} ms in one turn, doGenerate`,
+      metric: 'p50 ms',
+      value: three,
+      baselineName: '3 × single, sequential',
+      baseline: 3 * single,
+      ratio: three / (3 * single),
+      goal,
+      met: three <= limit,
+    },
+    {
+      suite: suiteName,
+      case: `3 tool calls of ${TOOL_MS} ms in one turn, doStream`,
+      metric: 'p50 ms',
+      value: threeStream,
+      baselineName: '3 × single, sequential',
+      baseline: 3 * single,
+      ratio: threeStream / (3 * single),
+      goal,
+      met: threeStream <= limit,
+    },
   ];
 }
 

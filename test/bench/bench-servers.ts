@@ -122,5 +122,11 @@ async function startGateway(upstream: string): Promise<number> {
 
 const [kind, upstream] = process.argv.slice(2);
 const port =
-  kind === 'upstream' ? await startUpstream(0) : kind === 'paced-upstream' ? await startUpstream(Number(upstream ?? 2)) : kind === 'passthrough' ? await startPassthrough(upstream!) : await startGateway(upstream!);
+  kind === 'upstream'
+    ? await startUpstream(0)
+    : kind === 'paced-upstream'
+      ? await startUpstream(Number(upstream ?? 2))
+      : kind === 'passthrough'
+        ? await startPassthrough(upstream!)
+        : await startGateway(upstream!);
 process.stdout.write(`READY ${port}\n`);

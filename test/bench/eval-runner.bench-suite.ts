@@ -24,8 +24,23 @@ function simulatedHandler(req: { body: { messages: Array<{ role: string; content
     return {
       delayMs: STEP_MS,
       body: {
-        id: 'sim', object: 'chat.completion', created: 0, model: 'sim',
-        choices: [{ index: 0, finish_reason: 'tool_calls', message: { role: 'assistant', content: null, tool_calls: [{ id: `c-${patient}`, type: 'function', function: { name: 'search_observations', arguments: JSON.stringify({ patient }) } }] } }],
+        id: 'sim',
+        object: 'chat.completion',
+        created: 0,
+        model: 'sim',
+        choices: [
+          {
+            index: 0,
+            finish_reason: 'tool_calls',
+            message: {
+              role: 'assistant',
+              content: null,
+              tool_calls: [
+                { id: `c-${patient}`, type: 'function', function: { name: 'search_observations', arguments: JSON.stringify({ patient }) } },
+              ],
+            },
+          },
+        ],
         usage,
       },
     };
@@ -33,8 +48,21 @@ function simulatedHandler(req: { body: { messages: Array<{ role: string; content
   return {
     delayMs: STEP_MS,
     body: {
-      id: 'sim', object: 'chat.completion', created: 0, model: 'sim',
-      choices: [{ index: 0, finish_reason: 'tool_calls', message: { role: 'assistant', content: null, tool_calls: [{ id: 'fin', type: 'function', function: { name: 'finish', arguments: '{"answer":[1]}' } }] } }],
+      id: 'sim',
+      object: 'chat.completion',
+      created: 0,
+      model: 'sim',
+      choices: [
+        {
+          index: 0,
+          finish_reason: 'tool_calls',
+          message: {
+            role: 'assistant',
+            content: null,
+            tool_calls: [{ id: 'fin', type: 'function', function: { name: 'finish', arguments: '{"answer":[1]}' } }],
+          },
+        },
+      ],
       usage,
     },
   };
@@ -45,10 +73,18 @@ const suite: BenchSuite = {
   async run(): Promise<BenchRow[]> {
     const tools = await import('../../tools/index.ts');
     const dataset = (await loadDataset(BUILTIN_SUITE)).scenarios.slice(0, SCENARIOS);
-    const { environment } = await createEnvironment({ bundles: async () => (await import('../../fixtures/synthetic-ehr.ts')).loadSyntheticEhrBundles() });
+    const { environment } = await createEnvironment({
+      bundles: async () => (await import('../../fixtures/synthetic-ehr.ts')).loadSyntheticEhrBundles(),
+    });
     const fake = await startFakeUpstream({ handler: simulatedHandler as never });
     try {
-      const solver = modelSolver({ baseUrl: fake.baseUrl, model: 'sim', mode: 'client-tools', tools: { definitions: tools.openAiToolDefinitions, execute: tools.executeTool }, retries: 0 });
+      const solver = modelSolver({
+        baseUrl: fake.baseUrl,
+        model: 'sim',
+        mode: 'client-tools',
+        tools: { definitions: tools.openAiToolDefinitions, execute: tools.executeTool },
+        retries: 0,
+      });
       const task = defineTask({ name: 'bench', dataset, solver, scorers: defaultScorers() });
       const t0 = performance.now();
       const samples = await runEval({ task, environment, concurrency: CONCURRENCY, maxSteps: 4 });
@@ -60,11 +96,25 @@ const suite: BenchSuite = {
       const errors = samples.filter((s) => s.error).length;
       return [
         {
-          suite: 'eval-runner', case: `${samples.length} scenarios, ${calls.length} calls × ${STEP_MS} ms, concurrency ${CONCURRENCY}${errors ? `, ${errors} errors` : ''}`,
-          metric: 'total ms', value: wallMs, baselineName: 'ideal: model time / concurrency', baseline: ideal, ratio: wallMs / ideal,
-          goal: '≤ 1.25× ideal', met: wallMs / ideal <= 1.25 && errors === 0,
+          suite: 'eval-runner',
+          case: `${samples.length} scenarios, ${calls.length} calls × ${STEP_MS} ms, concurrency ${CONCURRENCY}${errors ? `, ${errors} errors` : ''}`,
+          metric: 'total ms',
+          value: wallMs,
+          baselineName: 'ideal: model time / concurrency',
+          baseline: ideal,
+          ratio: wallMs / ideal,
+          goal: '≤ 1.25× ideal',
+          met: wallMs / ideal <= 1.25 && errors === 0,
         },
-        { suite: 'eval-runner', case: 'same run vs nominal 200 ms steps', metric: 'total ms', value: wallMs, baselineName: 'calls × 200 ms / concurrency', baseline: nominalIdeal, ratio: wallMs / nominalIdeal },
+        {
+          suite: 'eval-runner',
+          case: 'same run vs nominal 200 ms steps',
+          metric: 'total ms',
+          value: wallMs,
+          baselineName: 'calls × 200 ms / concurrency',
+          baseline: nominalIdeal,
+          ratio: wallMs / nominalIdeal,
+        },
       ];
     } finally {
       await fake.close();

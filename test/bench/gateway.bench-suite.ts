@@ -56,7 +56,14 @@ async function measure(port: number, stream: boolean): Promise<Measured> {
       connections: stream ? 4 : CONNECTIONS,
       duration: DURATION_S,
     });
-  await autocannon({ url: `http://127.0.0.1:${port}/v1/chat/completions`, method: 'POST', headers: { 'content-type': 'application/json' }, body, connections: 4, duration: 1 });
+  await autocannon({
+    url: `http://127.0.0.1:${port}/v1/chat/completions`,
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body,
+    connections: 4,
+    duration: 1,
+  });
   const runs: Measured[] = [];
   for (let i = 0; i < RUNS; i++) {
     const r = await runOnce();
@@ -79,7 +86,11 @@ async function streamTimes(port: number, streams: number, concurrency: number): 
   const worker = async () => {
     while (left-- > 0) {
       const t0 = performance.now();
-      const res = await request(`http://127.0.0.1:${port}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+      const res = await request(`http://127.0.0.1:${port}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body,
+      });
       const text = await res.body.text();
       if (res.statusCode !== 200 || !text.includes('[DONE]')) throw new Error(`stream from ${port} failed: HTTP ${res.statusCode}`);
       times.push(performance.now() - t0);
@@ -89,7 +100,11 @@ async function streamTimes(port: number, streams: number, concurrency: number): 
   return times;
 }
 
-const pct = (xs: number[], p: number) => percentile([...xs].sort((a, b) => a - b), p);
+const pct = (xs: number[], p: number) =>
+  percentile(
+    [...xs].sort((a, b) => a - b),
+    p,
+  );
 
 /** A paced upstream (a token every PACE_MS): what a client feels is the stream's total time, not req/s. */
 async function pacedStreamRows(): Promise<BenchRow[]> {
@@ -104,8 +119,26 @@ async function pacedStreamRows(): Promise<BenchRow[]> {
     const [d50, g50, d99, g99] = [pct(direct, 50), pct(gw, 50), pct(direct, 99), pct(gw, 99)];
     return [
       { suite: 'gateway', case: `${label}: direct upstream`, metric: 'p50 total ms', value: d50 },
-      { suite: 'gateway', case: `${label}: gateway`, metric: 'p50 total ms', value: g50, baselineName: 'direct', baseline: d50, ratio: g50 / d50, goal: '≤ 1.05 × direct', met: g50 <= d50 * 1.05 },
-      { suite: 'gateway', case: `${label}: gateway`, metric: 'p99 total ms', value: g99, baselineName: 'direct', baseline: d99, ratio: g99 / d99 },
+      {
+        suite: 'gateway',
+        case: `${label}: gateway`,
+        metric: 'p50 total ms',
+        value: g50,
+        baselineName: 'direct',
+        baseline: d50,
+        ratio: g50 / d50,
+        goal: '≤ 1.05 × direct',
+        met: g50 <= d50 * 1.05,
+      },
+      {
+        suite: 'gateway',
+        case: `${label}: gateway`,
+        metric: 'p99 total ms',
+        value: g99,
+        baselineName: 'direct',
+        baseline: d99,
+        ratio: g99 / d99,
+      },
     ];
   } finally {
     for (const s of [paced, gateway]) s.child.kill('SIGKILL');
@@ -128,20 +161,55 @@ const suite: BenchSuite = {
         const gw = await measure(gateway.port, stream);
         rows.push(
           { suite: 'gateway', case: `${label}: direct upstream`, metric: 'req/s', value: direct.rps },
-          { suite: 'gateway', case: `${label}: bare pass-through`, metric: 'req/s', value: bare.rps, baselineName: 'direct', baseline: direct.rps, ratio: bare.rps / direct.rps },
           {
-            suite: 'gateway', case: `${label}: gateway`, metric: 'req/s', value: gw.rps, baselineName: 'bare pass-through', baseline: bare.rps, ratio: gw.rps / bare.rps,
+            suite: 'gateway',
+            case: `${label}: bare pass-through`,
+            metric: 'req/s',
+            value: bare.rps,
+            baselineName: 'direct',
+            baseline: direct.rps,
+            ratio: bare.rps / direct.rps,
+          },
+          {
+            suite: 'gateway',
+            case: `${label}: gateway`,
+            metric: 'req/s',
+            value: gw.rps,
+            baselineName: 'bare pass-through',
+            baseline: bare.rps,
+            ratio: gw.rps / bare.rps,
             ...(stream ? {} : { goal: '≥ 0.60 of bare', met: gw.rps / bare.rps >= 0.6 }),
           },
           { suite: 'gateway', case: `${label}: direct upstream`, metric: 'p50 ms', value: direct.p50 },
-          { suite: 'gateway', case: `${label}: bare pass-through`, metric: 'p50 ms', value: bare.p50, baselineName: 'direct', baseline: direct.p50, ratio: bare.p50 / Math.max(direct.p50, 0.01) },
           {
-            suite: 'gateway', case: `${label}: gateway`, metric: 'p50 ms', value: gw.p50, baselineName: stream ? 'direct' : 'bare pass-through',
-            baseline: stream ? direct.p50 : bare.p50, ratio: gw.p50 / Math.max(stream ? direct.p50 : bare.p50, 0.01),
+            suite: 'gateway',
+            case: `${label}: bare pass-through`,
+            metric: 'p50 ms',
+            value: bare.p50,
+            baselineName: 'direct',
+            baseline: direct.p50,
+            ratio: bare.p50 / Math.max(direct.p50, 0.01),
+          },
+          {
+            suite: 'gateway',
+            case: `${label}: gateway`,
+            metric: 'p50 ms',
+            value: gw.p50,
+            baselineName: stream ? 'direct' : 'bare pass-through',
+            baseline: stream ? direct.p50 : bare.p50,
+            ratio: gw.p50 / Math.max(stream ? direct.p50 : bare.p50, 0.01),
             ...(stream ? {} : { goal: '≤ bare + 1 ms', met: gw.p50 <= bare.p50 + 1 }),
           },
           { suite: 'gateway', case: `${label}: bare pass-through`, metric: 'p99 ms', value: bare.p99 },
-          { suite: 'gateway', case: `${label}: gateway`, metric: 'p99 ms', value: gw.p99, baselineName: 'bare pass-through', baseline: bare.p99, ratio: gw.p99 / Math.max(bare.p99, 0.01) },
+          {
+            suite: 'gateway',
+            case: `${label}: gateway`,
+            metric: 'p99 ms',
+            value: gw.p99,
+            baselineName: 'bare pass-through',
+            baseline: bare.p99,
+            ratio: gw.p99 / Math.max(bare.p99, 0.01),
+          },
         );
       }
     } finally {

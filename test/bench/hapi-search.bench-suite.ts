@@ -18,7 +18,12 @@ const CODES = ['http://loinc.org|4548-4', 'http://loinc.org|2823-3', 'http://loi
 
 function latencies(fhir: FhirClient): Promise<{ p50: number; p99: number }> {
   const query = (i: number) =>
-    fhir.searchResources('Observation', { patient: `Patient/${PATIENTS[(i * 37) % PATIENTS.length]}`, code: CODES[i % CODES.length], _sort: '-date,_id', _count: 10 });
+    fhir.searchResources('Observation', {
+      patient: `Patient/${PATIENTS[(i * 37) % PATIENTS.length]}`,
+      code: CODES[i % CODES.length],
+      _sort: '-date,_id',
+      _count: 10,
+    });
   // 30 warm-up queries: HAPI's JIT and caches.
   return sampleLatency(query, { warmup: 30, runs: QUERIES });
 }
@@ -49,9 +54,25 @@ const suite: BenchSuite = {
         { suite: 'hapi-search', case: `HAPI ${hapi.kind}: start-up to first /metadata`, metric: 'total ms', value: hapi.startupMs },
         { suite: 'hapi-search', case: 'HAPI: load the synthetic EHR (loader, 2 in flight)', metric: 'total ms', value: loadMs },
         { suite: 'hapi-search', case: `${label}: embedded`, metric: 'p50 ms', value: embedded.p50 },
-        { suite: 'hapi-search', case: `${label}: HAPI`, metric: 'p50 ms', value: real.p50, baselineName: 'embedded', baseline: embedded.p50, ratio: real.p50 / embedded.p50 },
+        {
+          suite: 'hapi-search',
+          case: `${label}: HAPI`,
+          metric: 'p50 ms',
+          value: real.p50,
+          baselineName: 'embedded',
+          baseline: embedded.p50,
+          ratio: real.p50 / embedded.p50,
+        },
         { suite: 'hapi-search', case: `${label}: embedded`, metric: 'p99 ms', value: embedded.p99 },
-        { suite: 'hapi-search', case: `${label}: HAPI`, metric: 'p99 ms', value: real.p99, baselineName: 'embedded', baseline: embedded.p99, ratio: real.p99 / embedded.p99 },
+        {
+          suite: 'hapi-search',
+          case: `${label}: HAPI`,
+          metric: 'p99 ms',
+          value: real.p99,
+          baselineName: 'embedded',
+          baseline: embedded.p99,
+          ratio: real.p99 / embedded.p99,
+        },
       ];
     } finally {
       await app.close();

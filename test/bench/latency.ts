@@ -6,7 +6,10 @@ export function percentile(sorted: number[], p: number): number {
 }
 
 /** Times `runs` sequential calls of `fn` after `warmup` untimed ones. */
-export async function sampleLatency(fn: (i: number) => unknown, o: { warmup: number; runs: number }): Promise<{ p50: number; p99: number }> {
+export async function sampleLatency(
+  fn: (i: number) => unknown,
+  o: { warmup: number; runs: number },
+): Promise<{ p50: number; p99: number }> {
   for (let i = 0; i < o.warmup; i++) await fn(i);
   const samples: number[] = [];
   for (let i = 0; i < o.runs; i++) {

@@ -22,7 +22,11 @@ const suite = 'local-model';
 const ROUNDS = Number(process.env.BENCH_LOCAL_ROUNDS ?? 5);
 const MAX_TOKENS = 128;
 const PROMPT = 'Write a long, detailed story about a night shift in a hospital.';
-const median = (xs: number[]) => percentile([...xs].sort((a, b) => a - b), 50);
+const median = (xs: number[]) =>
+  percentile(
+    [...xs].sort((a, b) => a - b),
+    50,
+  );
 
 /** node-llama-cpp on its own: the baseline for tokens/s. */
 async function openDirect(modelPath: string) {
@@ -34,7 +38,13 @@ async function openDirect(modelPath: string) {
     async tokensPerSecond(): Promise<number> {
       const before = chat.sequence.tokenMeter.getState().usedOutputTokens;
       const started = performance.now();
-      await chat.generateResponse([{ type: 'user', text: PROMPT }, { type: 'model', response: [] }], { maxTokens: MAX_TOKENS, temperature: 0, onResponseChunk: () => {} });
+      await chat.generateResponse(
+        [
+          { type: 'user', text: PROMPT },
+          { type: 'model', response: [] },
+        ],
+        { maxTokens: MAX_TOKENS, temperature: 0, onResponseChunk: () => {} },
+      );
       return (chat.sequence.tokenMeter.getState().usedOutputTokens - before) / ((performance.now() - started) / 1000);
     },
     async close() {
@@ -54,13 +64,28 @@ async function startGatewayProcess(modelPath: string): Promise<{ baseUrl: string
     });
   });
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
-    env: { ...process.env, LOCAL_MODEL: modelPath, LOCAL_MODEL_SEQUENCES: '1', PORT: String(port), LOG_LEVEL: 'warn', FHIR_SEED: 'false', SERVER_TOOLS: 'false', UPSTREAM_BASE_URL: '' },
+    env: {
+      ...process.env,
+      LOCAL_MODEL: modelPath,
+      LOCAL_MODEL_SEQUENCES: '1',
+      PORT: String(port),
+      LOG_LEVEL: 'warn',
+      FHIR_SEED: 'false',
+      SERVER_TOOLS: 'false',
+      UPSTREAM_BASE_URL: '',
+    },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   const baseUrl = `http://127.0.0.1:${port}`;
   for (let i = 0; ; i++) {
     if (child.exitCode !== null) throw new Error(`gateway exited with ${child.exitCode}`);
-    if (await fetch(`${baseUrl}/health`).then((r) => r.ok, () => false)) break;
+    if (
+      await fetch(`${baseUrl}/health`).then(
+        (r) => r.ok,
+        () => false,
+      )
+    )
+      break;
     if (i > 600) throw new Error('gateway did not start');
     await new Promise((r) => setTimeout(r, 100));
   }
@@ -107,12 +132,18 @@ interface TtftSample {
 }
 
 async function ttftRows(modelPath: string): Promise<{ cached: TtftSample[]; uncached: TtftSample[] }> {
-  const tools = await startGateway({ noUpstream: true, env: { LOCAL_MODEL: modelPath, SERVER_TOOLS: 'true', FHIR_SEED: 'true', LOCAL_MODEL_WARM: 'false', LOG_LEVEL: 'warn' } });
+  const tools = await startGateway({
+    noUpstream: true,
+    env: { LOCAL_MODEL: modelPath, SERVER_TOOLS: 'true', FHIR_SEED: 'true', LOCAL_MODEL_WARM: 'false', LOG_LEVEL: 'warn' },
+  });
   const ttft = async (system: string, question: string): Promise<TtftSample> => {
     const started = performance.now();
     const stream = await tools.client.chat.completions.create({
       model: tools.model,
-      messages: [{ role: 'system', content: system }, { role: 'user', content: question }],
+      messages: [
+        { role: 'system', content: system },
+        { role: 'user', content: question },
+      ],
       max_tokens: 4,
       temperature: 0,
       stream: true,

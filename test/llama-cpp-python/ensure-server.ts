@@ -26,15 +26,21 @@ export async function ensureLlamaCppPython(o: { venv?: string; log?: (line: stri
     return python;
   }
   const log = o.log ?? ((line: string) => process.stderr.write(`${line}\n`));
-  log(`[llama-cpp-python] making ${venv} (pip install llama-cpp-python[server]==${LLAMA_CPP_PYTHON_VERSION}; the first native build takes minutes)`);
+  log(
+    `[llama-cpp-python] making ${venv} (pip install llama-cpp-python[server]==${LLAMA_CPP_PYTHON_VERSION}; the first native build takes minutes)`,
+  );
   await rm(venv, { recursive: true, force: true });
   await run('python3', ['-m', 'venv', venv], { timeout: 120_000 });
-  await run(python, ['-m', 'pip', 'install', '-q', '--disable-pip-version-check', `llama-cpp-python[server]==${LLAMA_CPP_PYTHON_VERSION}`], {
-    timeout: 3_600_000,
-    maxBuffer: 64 * 1024 * 1024,
-    // A portable CPU build: no -march=native, so the cached wheel runs on any x86-64 machine of this kind.
-    env: { ...process.env, CMAKE_ARGS: '-DGGML_NATIVE=OFF' },
-  });
+  await run(
+    python,
+    ['-m', 'pip', 'install', '-q', '--disable-pip-version-check', `llama-cpp-python[server]==${LLAMA_CPP_PYTHON_VERSION}`],
+    {
+      timeout: 3_600_000,
+      maxBuffer: 64 * 1024 * 1024,
+      // A portable CPU build: no -march=native, so the cached wheel runs on any x86-64 machine of this kind.
+      env: { ...process.env, CMAKE_ARGS: '-DGGML_NATIVE=OFF' },
+    },
+  );
   await checkVersion(python);
   await writeFile(path.join(venv, READY_MARK), `llama-cpp-python[server]==${LLAMA_CPP_PYTHON_VERSION}\n`);
   return python;
@@ -42,7 +48,8 @@ export async function ensureLlamaCppPython(o: { venv?: string; log?: (line: stri
 
 async function checkVersion(python: string): Promise<void> {
   const { stdout } = await run(python, ['-c', 'import llama_cpp, llama_cpp.server.app; print(llama_cpp.__version__)'], { timeout: 60_000 });
-  if (stdout.trim() !== LLAMA_CPP_PYTHON_VERSION) throw new Error(`${python} has llama-cpp-python ${stdout.trim()}, want ${LLAMA_CPP_PYTHON_VERSION}`);
+  if (stdout.trim() !== LLAMA_CPP_PYTHON_VERSION)
+    throw new Error(`${python} has llama-cpp-python ${stdout.trim()}, want ${LLAMA_CPP_PYTHON_VERSION}`);
 }
 
 async function freePort(): Promise<number> {
@@ -71,9 +78,24 @@ export interface LlamaCppPythonServer {
 }
 
 /** Starts `python -m llama_cpp.server` on one thread and a 4096 context, and waits until /v1/models answers. */
-export async function startLlamaCppPythonServer(o: { model?: string; python?: string; nCtx?: number; readyTimeoutMs?: number } = {}): Promise<LlamaCppPythonServer> {
+export async function startLlamaCppPythonServer(
+  o: { model?: string; python?: string; nCtx?: number; readyTimeoutMs?: number } = {},
+): Promise<LlamaCppPythonServer> {
   const [python, model, port] = await Promise.all([o.python ?? ensureLlamaCppPython(), o.model ?? fetchSmolLm2(), freePort()]);
-  const args = ['-m', 'llama_cpp.server', '--model', model, '--host', '127.0.0.1', '--port', String(port), '--n_threads', '1', '--n_ctx', String(o.nCtx ?? 4096)];
+  const args = [
+    '-m',
+    'llama_cpp.server',
+    '--model',
+    model,
+    '--host',
+    '127.0.0.1',
+    '--port',
+    String(port),
+    '--n_threads',
+    '1',
+    '--n_ctx',
+    String(o.nCtx ?? 4096),
+  ];
   const child: ChildProcess = spawn(python, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, PYTHONUNBUFFERED: '1' } });
   let out = '';
   const keep = (b: Buffer) => {

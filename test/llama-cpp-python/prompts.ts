@@ -2,14 +2,19 @@
 // exchange is the answer to the request the test sends. S1000001 is a patient of the synthetic EHR.
 
 /** SmolLM2-135M follows the Hermes tool format only when told this plainly (and not with every seed). */
-export const TOOL_PROMPT = 'Use the tool search_observations. Arguments: {"patient": "S1000001", "code": "2823-3"}. Answer with <tool_call></tool_call> only.';
+export const TOOL_PROMPT =
+  'Use the tool search_observations. Arguments: {"patient": "S1000001", "code": "2823-3"}. Answer with <tool_call></tool_call> only.';
 
 export const POTASSIUM = [{ role: 'user' as const, content: 'What is the latest potassium result for patient S1000001?' }];
 export const VEGETABLES = [{ role: 'user' as const, content: 'Name three vegetables.' }];
 export const STORY = [{ role: 'user' as const, content: 'Write a long story about a lighthouse keeper.' }];
 
 export const CACHED_PREFIX = [
-  { role: 'system' as const, content: 'You are a careful assistant for a synthetic test clinic. Answer in one short sentence, without lists, and say when you do not know.' },
+  {
+    role: 'system' as const,
+    content:
+      'You are a careful assistant for a synthetic test clinic. Answer in one short sentence, without lists, and say when you do not know.',
+  },
   { role: 'user' as const, content: 'Which two vital signs are measured at most visits?' },
 ];
 

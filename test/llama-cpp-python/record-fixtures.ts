@@ -41,36 +41,67 @@ function exchange(name: string, note: string, request: ExchangeRequest, result: 
 }
 
 /** Sends one request straight to the server and keeps the log lines it caused. */
-async function direct(server: LlamaCppPythonServer, name: string, note: string, request: ExchangeRequest, rawBody?: string): Promise<RecordedExchange> {
+async function direct(
+  server: LlamaCppPythonServer,
+  name: string,
+  note: string,
+  request: ExchangeRequest,
+  rawBody?: string,
+): Promise<RecordedExchange> {
   const origin = server.baseUrl.replace(/\/v1$/, '');
   const before = server.output().length;
   const result = await send(origin, request, { rawBody });
   await new Promise((r) => setTimeout(r, 200)); // let the server's stderr catch up
-  const log = server.output().slice(before).split('\n').filter((l) => LOG_LINES.test(l)).map((l) => l.trim()).slice(0, 20);
+  const log = server
+    .output()
+    .slice(before)
+    .split('\n')
+    .filter((l) => LOG_LINES.test(l))
+    .map((l) => l.trim())
+    .slice(0, 20);
   return save(exchange(name, note, request, result, log));
 }
 
-const chat = (body: Record<string, unknown>): ExchangeRequest => ({ method: 'POST', path: '/v1/chat/completions', body: { model: MODEL, ...body } });
-
+const chat = (body: Record<string, unknown>): ExchangeRequest => ({
+  method: 'POST',
+  path: '/v1/chat/completions',
+  body: { model: MODEL, ...body },
+});
 
 /** The tool as tools/openai-tool-definitions.ts wrote it before commit 9f2ea86: zod's JSON Schema, regex patterns included. */
 function legacyTool() {
-  const { $schema: _dropped, ...parameters } = z.toJSONSchema(searchObservations.inputSchema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+  const { $schema: _dropped, ...parameters } = z.toJSONSchema(searchObservations.inputSchema, {
+    io: 'input',
+    unrepresentable: 'any',
+  }) as Record<string, unknown>;
   return { type: 'function', function: { name: searchObservations.name, description: searchObservations.description, parameters } };
 }
 
 async function serverFacts(): Promise<void> {
   const server = await startLlamaCppPythonServer();
   try {
-    await direct(server, 'models', 'GET /v1/models: `owned_by` is "me", the only clue that this is llama-cpp-python.', { method: 'GET', path: '/v1/models' });
-    await direct(server, 'chat', 'A plain non-streamed reply: usage has prompt, completion and total tokens, nothing else.', chat({ messages: VEGETABLES, temperature: 0, max_tokens: 60 }));
+    await direct(server, 'models', 'GET /v1/models: `owned_by` is "me", the only clue that this is llama-cpp-python.', {
+      method: 'GET',
+      path: '/v1/models',
+    });
+    await direct(
+      server,
+      'chat',
+      'A plain non-streamed reply: usage has prompt, completion and total tokens, nothing else.',
+      chat({ messages: VEGETABLES, temperature: 0, max_tokens: 60 }),
+    );
     await direct(
       server,
       'chat-stream',
       'A streamed reply to a request that asks for `stream_options.include_usage`: one token per chunk, and no usage chunk at all.',
       chat({ messages: VEGETABLES, temperature: 0, max_tokens: 60, stream: true, stream_options: { include_usage: true } }),
     );
-    await direct(server, 'chat-max-tokens', '`max_tokens: 5` is honoured: 5 completion tokens, finish_reason "length".', chat({ messages: STORY, temperature: 0, max_tokens: 5 }));
+    await direct(
+      server,
+      'chat-max-tokens',
+      '`max_tokens: 5` is honoured: 5 completion tokens, finish_reason "length".',
+      chat({ messages: STORY, temperature: 0, max_tokens: 5 }),
+    );
     await direct(
       server,
       'chat-max-completion-tokens',
@@ -94,7 +125,7 @@ async function serverFacts(): Promise<void> {
     await direct(
       server,
       'error-malformed-body',
-      'A body that fails validation (`messages` not a list): llama-cpp-python\'s route handler turns the 422 into a 500 whose OpenAI-style envelope carries the pydantic error and a traceback line.',
+      "A body that fails validation (`messages` not a list): llama-cpp-python's route handler turns the 422 into a 500 whose OpenAI-style envelope carries the pydantic error and a traceback line.",
       chat({ messages: 'not a list', max_tokens: 5 }),
     );
     await direct(
@@ -106,7 +137,9 @@ async function serverFacts(): Promise<void> {
     await gatewayExchanges(server, async (proxy) => {
       const gw = await gatewayFor(proxy.baseUrl);
       try {
-        await gw.client.chat.completions.create({ model: gw.model, messages: POTASSIUM, max_tokens: 60, temperature: 0 }).catch(() => undefined);
+        await gw.client.chat.completions
+          .create({ model: gw.model, messages: POTASSIUM, max_tokens: 60, temperature: 0 })
+          .catch(() => undefined);
       } finally {
         await gw.close();
       }
@@ -161,7 +194,10 @@ async function gatewayFor(upstreamBaseUrl: string) {
   return { ...gw, client: new OpenAI({ baseURL: `${gw.baseUrl}/v1`, apiKey: gw.apiKey, maxRetries: 0, timeout: 1_800_000 }) };
 }
 
-async function gatewayExchanges(server: LlamaCppPythonServer, fn: (proxy: Awaited<ReturnType<typeof startRecordingProxy>>) => Promise<void>): Promise<void> {
+async function gatewayExchanges(
+  server: LlamaCppPythonServer,
+  fn: (proxy: Awaited<ReturnType<typeof startRecordingProxy>>) => Promise<void>,
+): Promise<void> {
   const proxy = await startRecordingProxy(server.baseUrl.replace(/\/v1$/, ''));
   try {
     await fn(proxy);
@@ -187,7 +223,13 @@ async function throughGateway(): Promise<void> {
         let found: number | undefined;
         for (let seed = 1; seed <= MAX_SEEDS && found === undefined; seed++) {
           const before = chats().length;
-          const res = await gw.client.chat.completions.create({ model: gw.model, messages: [{ role: 'user', content: TOOL_PROMPT }], max_tokens: 150, temperature: 0.5, seed });
+          const res = await gw.client.chat.completions.create({
+            model: gw.model,
+            messages: [{ role: 'user', content: TOOL_PROMPT }],
+            max_tokens: 150,
+            temperature: 0.5,
+            seed,
+          });
           const audit = (res as unknown as { fhir_agent?: { tool_calls: Array<{ name: string; ok: boolean }> } }).fhir_agent;
           const ran = audit?.tool_calls.some((c) => c.name === 'search_observations' && c.ok);
           process.stderr.write(`[record] prompted tool call, seed ${seed}: ${ran ? 'the tool ran' : 'no valid call'}\n`);
@@ -195,13 +237,42 @@ async function throughGateway(): Promise<void> {
           found = seed;
           const [step1, step2] = (await settled()).slice(before);
           const note = `seed ${seed} (temperature 0.5), the first of seeds 1..${MAX_SEEDS} whose reply was a valid call`;
-          await save(exchange('prompted-tool-call', `The gateway's prompted mode, step 1: no \`tools\` field, the tools in the system prompt; the model answers with a <tool_call> block (${note}).`, step1!.request, step1!.result));
-          if (step2) await save(exchange('prompted-tool-call-answer', 'Step 2: the tool result goes back as a <tool_response> user turn; the model answers in text.', step2.request, step2.result));
+          await save(
+            exchange(
+              'prompted-tool-call',
+              `The gateway's prompted mode, step 1: no \`tools\` field, the tools in the system prompt; the model answers with a <tool_call> block (${note}).`,
+              step1!.request,
+              step1!.result,
+            ),
+          );
+          if (step2)
+            await save(
+              exchange(
+                'prompted-tool-call-answer',
+                'Step 2: the tool result goes back as a <tool_response> user turn; the model answers in text.',
+                step2.request,
+                step2.result,
+              ),
+            );
           const streamBefore = chats().length;
-          const stream = await gw.client.chat.completions.create({ model: gw.model, messages: [{ role: 'user', content: TOOL_PROMPT }], max_tokens: 150, temperature: 0.5, seed, stream: true });
+          const stream = await gw.client.chat.completions.create({
+            model: gw.model,
+            messages: [{ role: 'user', content: TOOL_PROMPT }],
+            max_tokens: 150,
+            temperature: 0.5,
+            seed,
+            stream: true,
+          });
           for await (const _chunk of stream);
           const [s1, s2] = (await settled()).slice(streamBefore);
-          await save(exchange('prompted-tool-call-stream', 'The same request streamed: the <tool_call> block arrives one token per chunk, and no usage chunk.', s1!.request, s1!.result));
+          await save(
+            exchange(
+              'prompted-tool-call-stream',
+              'The same request streamed: the <tool_call> block arrives one token per chunk, and no usage chunk.',
+              s1!.request,
+              s1!.result,
+            ),
+          );
           if (s2) await save(exchange('prompted-tool-call-stream-answer', 'Step 2 of the streamed request.', s2.request, s2.result));
         }
         facts.promptedSeed = found === undefined ? `none of seeds 1..${MAX_SEEDS}` : String(found);
@@ -219,7 +290,8 @@ async function throughGateway(): Promise<void> {
             server_tools: false,
           });
           const step = (await settled())[before];
-          const content = (step?.result.response?.body as { choices?: Array<{ message?: { content?: string } }> })?.choices?.[0]?.message?.content ?? '';
+          const content =
+            (step?.result.response?.body as { choices?: Array<{ message?: { content?: string } }> })?.choices?.[0]?.message?.content ?? '';
           if (!/<think>[\s\S]*\S[\s\S]*<\/think>/.test(content)) continue;
           facts.thinkSeed = String(seed);
           await save(
@@ -294,7 +366,7 @@ async function writeReadme(started: Date, model: string): Promise<void> {
     '  parsed; stream bodies are the raw SSE text. Headers kept: content-type, cache-control, x-accel-buffering, server.',
     '  `server.log` holds the lines of the server log the request caused (prefix-cache hits, grammar errors); `server.exit` how it died.',
     '- The `prompted-*`, `error-context-length` and `thinking-inline` requests are what the gateway itself sent (recorded through a',
-    '  proxy, UPSTREAM_TOOL_MODE=prompted); the others were sent straight to the server in the gateway\'s body shape.',
+    "  proxy, UPSTREAM_TOOL_MODE=prompted); the others were sent straight to the server in the gateway's body shape.",
     '- Synthetic prompts only; S1000001 is a patient of the synthetic EHR (fixtures/synthetic-ehr).',
     '',
     '## What the server did',

@@ -116,7 +116,9 @@ export async function streamed(gw: RunningGateway, body: Record<string, unknown>
 
 /** Non-streamed through `client.chat.completions.create(...)`. */
 export async function generated(gw: RunningGateway, body: Record<string, unknown>, opts: { signal?: AbortSignal } = {}) {
-  return (await gw.client.chat.completions.create({ model: gw.model, ...body } as never, { signal: opts.signal })) as unknown as ChatCompletion & {
+  return (await gw.client.chat.completions.create({ model: gw.model, ...body } as never, {
+    signal: opts.signal,
+  })) as unknown as ChatCompletion & {
     fhir_agent?: any;
     usage?: any;
   };
@@ -124,7 +126,9 @@ export async function generated(gw: RunningGateway, body: Record<string, unknown
 
 /** The `role: tool` messages of an upstream request body, content parsed when it is JSON (client results may be text). */
 export function toolMessages(body: any): Array<{ tool_call_id: string; result: any }> {
-  return (body.messages as any[]).filter((m) => m.role === 'tool').map((m) => ({ tool_call_id: m.tool_call_id, result: parseMaybe(m.content) }));
+  return (body.messages as any[])
+    .filter((m) => m.role === 'tool')
+    .map((m) => ({ tool_call_id: m.tool_call_id, result: parseMaybe(m.content) }));
 }
 
 function parseMaybe(text: string): unknown {

@@ -57,14 +57,12 @@ export async function startFakeFhirServer(): Promise<FakeFhirServer> {
       case 'stall':
         return; // the client's timeout or abort is the only way out
       case '500':
-        res
-          .writeHead(500, FHIR_JSON)
-          .end(
-            JSON.stringify({
-              resourceType: 'OperationOutcome',
-              issue: [{ severity: 'error', code: 'exception', diagnostics: 'database on fire' }],
-            }),
-          );
+        res.writeHead(500, FHIR_JSON).end(
+          JSON.stringify({
+            resourceType: 'OperationOutcome',
+            issue: [{ severity: 'error', code: 'exception', diagnostics: 'database on fire' }],
+          }),
+        );
         return;
       case 'garbage':
         res.writeHead(200, FHIR_JSON).end('<html>502 Bad Gateway</html>{{');

@@ -45,7 +45,12 @@ export interface FakeUpstream {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export async function startFakeUpstream(
-  o: { handler?: FakeHandler; script?: FakeResponse[]; ownedBy?: string; /** GET /v1/models body, e.g. a recorded one. */ models?: unknown } = {},
+  o: {
+    handler?: FakeHandler;
+    script?: FakeResponse[];
+    ownedBy?: string;
+    /** GET /v1/models body, e.g. a recorded one. */ models?: unknown;
+  } = {},
 ): Promise<FakeUpstream> {
   const queue: FakeResponse[] = [...(o.script ?? [])];
   let handler: FakeHandler = o.handler ?? (() => ({ status: 500, body: { error: { message: 'fake upstream: no reply scripted' } } }));

@@ -29,7 +29,10 @@ export default async function setup(project: TestProject): Promise<() => Promise
 }
 
 async function provideHapi(project: TestProject): Promise<ProvidedHapiBackend> {
-  const wanted = (process.env.FHIR_BACKENDS ?? '').split(',').map((s) => s.trim().toLowerCase()).filter(Boolean);
+  const wanted = (process.env.FHIR_BACKENDS ?? '')
+    .split(',')
+    .map((s) => s.trim().toLowerCase())
+    .filter(Boolean);
   const required = wanted.includes('hapi');
   if (wanted.length > 0 && !required) return { skip: `FHIR_BACKENDS=${process.env.FHIR_BACKENDS} excludes hapi` };
   if (!required && !(await hapiTestSelected(project))) return { skip: 'no HAPI test file selected' };

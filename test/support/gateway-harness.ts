@@ -21,7 +21,9 @@ export interface RunningGateway {
   close(): Promise<void>;
 }
 
-export async function startGateway(o: { env?: Record<string, string>; handler?: FakeHandler; noUpstream?: boolean } = {}): Promise<RunningGateway> {
+export async function startGateway(
+  o: { env?: Record<string, string>; handler?: FakeHandler; noUpstream?: boolean } = {},
+): Promise<RunningGateway> {
   const fake = await startFakeUpstream({ handler: o.handler });
   const config = loadConfig({
     HOST: '127.0.0.1',

@@ -86,10 +86,15 @@ export function describeLoaderContract(backendName: string, setup: LoaderBackend
         const [type, id] = ref.split('/');
         await expect(client.readResource(type, id), ref).resolves.toMatchObject({ resourceType: type, id });
       }
-      const [encounter] = (await client.searchResources('Encounter', {}, { maxResults: 1 })).resources as Array<Resource & Record<string, any>>;
+      const [encounter] = (await client.searchResources('Encounter', {}, { maxResults: 1 })).resources as Array<
+        Resource & Record<string, any>
+      >;
       const org = (sample.hospital.entry?.[0].resource as Resource).id;
       expect(encounter.serviceProvider.reference).toBe(`Organization/${org}`);
-      const practitioner = await client.readResource<Resource & Record<string, any>>('Practitioner', encounter.participant[0].individual.reference.split('/')[1]);
+      const practitioner = await client.readResource<Resource & Record<string, any>>(
+        'Practitioner',
+        encounter.participant[0].individual.reference.split('/')[1],
+      );
       expect(practitioner.identifier[0]).toEqual({ system: NPI_SYSTEM, value: sample.npi });
     });
 
@@ -107,28 +112,87 @@ export function describeLoaderContract(backendName: string, setup: LoaderBackend
       const id = (name: string) => seededUuid(`${backendName}:bad:${name}`);
       await rm(bad, { recursive: true, force: true });
       await mkdir(bad, { recursive: true });
-      const good = { resourceType: 'Bundle', type: 'collection', entry: [
-        { fullUrl: `http://example.org/fhir/Patient/${id('good-patient')}`, resource: { resourceType: 'Patient', id: id('good-patient'), gender: 'male' } },
-        { fullUrl: `urn:uuid:${id('good-obs')}`, resource: { resourceType: 'Observation', status: 'final', code: { text: 'pulse' }, subject: { reference: `http://example.org/fhir/Patient/${id('good-patient')}` } } },
-      ] };
-      const mixed = { resourceType: 'Bundle', type: 'transaction', entry: [
-        { fullUrl: `urn:uuid:${id('mixed-patient')}`, resource: { resourceType: 'Patient', gender: 'female' }, request: { method: 'POST', url: 'Patient' } },
-        { resource: { notAResource: true }, request: { method: 'POST', url: 'Patient' } },
-        { resource: { resourceType: 'Observation', status: 'final', code: { text: 'x' }, subject: { reference: 'urn:uuid:00000000-0000-4000-a000-000000000000' } }, request: { method: 'POST', url: 'Observation' } },
-        { resource: { resourceType: 'Encounter', status: 'finished', class: { code: 'AMB' }, participant: [{ individual: { reference: `Practitioner?identifier=${NPI_SYSTEM}|0000000001` } }] }, request: { method: 'POST', url: 'Encounter' } },
-        { resource: { resourceType: 'NotAResourceType', id: id('bogus') }, request: { method: 'POST', url: 'NotAResourceType' } },
-        { fullUrl: `urn:uuid:${id('mixed-obs')}`, resource: { resourceType: 'Observation', status: 'final', code: { text: 'y' }, subject: { reference: `urn:uuid:${id('mixed-patient')}` } }, request: { method: 'POST', url: 'Observation' } },
-      ] };
+      const good = {
+        resourceType: 'Bundle',
+        type: 'collection',
+        entry: [
+          {
+            fullUrl: `http://example.org/fhir/Patient/${id('good-patient')}`,
+            resource: { resourceType: 'Patient', id: id('good-patient'), gender: 'male' },
+          },
+          {
+            fullUrl: `urn:uuid:${id('good-obs')}`,
+            resource: {
+              resourceType: 'Observation',
+              status: 'final',
+              code: { text: 'pulse' },
+              subject: { reference: `http://example.org/fhir/Patient/${id('good-patient')}` },
+            },
+          },
+        ],
+      };
+      const mixed = {
+        resourceType: 'Bundle',
+        type: 'transaction',
+        entry: [
+          {
+            fullUrl: `urn:uuid:${id('mixed-patient')}`,
+            resource: { resourceType: 'Patient', gender: 'female' },
+            request: { method: 'POST', url: 'Patient' },
+          },
+          { resource: { notAResource: true }, request: { method: 'POST', url: 'Patient' } },
+          {
+            resource: {
+              resourceType: 'Observation',
+              status: 'final',
+              code: { text: 'x' },
+              subject: { reference: 'urn:uuid:00000000-0000-4000-a000-000000000000' },
+            },
+            request: { method: 'POST', url: 'Observation' },
+          },
+          {
+            resource: {
+              resourceType: 'Encounter',
+              status: 'finished',
+              class: { code: 'AMB' },
+              participant: [{ individual: { reference: `Practitioner?identifier=${NPI_SYSTEM}|0000000001` } }],
+            },
+            request: { method: 'POST', url: 'Encounter' },
+          },
+          { resource: { resourceType: 'NotAResourceType', id: id('bogus') }, request: { method: 'POST', url: 'NotAResourceType' } },
+          {
+            fullUrl: `urn:uuid:${id('mixed-obs')}`,
+            resource: {
+              resourceType: 'Observation',
+              status: 'final',
+              code: { text: 'y' },
+              subject: { reference: `urn:uuid:${id('mixed-patient')}` },
+            },
+            request: { method: 'POST', url: 'Observation' },
+          },
+        ],
+      };
       await writeFile(join(bad, 'a-good.json'), JSON.stringify(good));
       await writeFile(join(bad, 'b-mixed.json'), JSON.stringify(mixed));
       await writeFile(join(bad, 'c-truncated.json'), JSON.stringify(mixed).slice(0, 120));
-      await writeFile(join(bad, 'd-lines.ndjson'), `${JSON.stringify({ resourceType: 'Patient', id: id('line0') })}\nnot json\n\n${JSON.stringify({ resourceType: 'Patient', id: id('line3') })}\n`);
+      await writeFile(
+        join(bad, 'd-lines.ndjson'),
+        `${JSON.stringify({ resourceType: 'Patient', id: id('line0') })}\nnot json\n\n${JSON.stringify({ resourceType: 'Patient', id: id('line3') })}\n`,
+      );
       await writeFile(join(bad, 'e-corrupt.ndjson.gz'), 'this is not gzip');
 
       const seen: string[] = [];
       const report = await loadFhirFiles({ client, files: [bad], onError: (e) => seen.push(`${basename(e.file)}#${e.entryIndex}`) });
       const errors = report.errors.map((e) => `${basename(e.file)}#${e.entryIndex}`);
-      expect(errors).toEqual(['b-mixed.json#1', 'b-mixed.json#2', 'b-mixed.json#3', 'b-mixed.json#4', 'c-truncated.json#-1', 'd-lines.ndjson#1', 'e-corrupt.ndjson.gz#-1']);
+      expect(errors).toEqual([
+        'b-mixed.json#1',
+        'b-mixed.json#2',
+        'b-mixed.json#3',
+        'b-mixed.json#4',
+        'c-truncated.json#-1',
+        'd-lines.ndjson#1',
+        'e-corrupt.ndjson.gz#-1',
+      ]);
       expect([...seen].sort()).toEqual([...errors].sort());
       expect(report.errors[1].message).toMatch(/urn:uuid:00000000/);
       expect(report.errors[2].message).toMatch(/matched no resource/);

@@ -17,7 +17,9 @@ export const PYTHON_DIR = path.join(ROOT, 'test/python');
 export async function ensurePythonSdk(): Promise<string | null> {
   try {
     if (!existsSync(PYTHON)) await run('python3', ['-m', 'venv', VENV], { timeout: 60_000 });
-    await run(PYTHON, ['-m', 'pip', 'install', '-q', '--disable-pip-version-check', '-r', path.join(PYTHON_DIR, 'requirements.txt')], { timeout: 180_000 });
+    await run(PYTHON, ['-m', 'pip', 'install', '-q', '--disable-pip-version-check', '-r', path.join(PYTHON_DIR, 'requirements.txt')], {
+      timeout: 180_000,
+    });
     return null;
   } catch (err) {
     return `python openai SDK unavailable: ${(err as Error).message.split('\n')[0]}`;

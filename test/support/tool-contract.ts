@@ -94,7 +94,10 @@ export function describeToolContract(name: string, setup: () => Promise<ToolBack
 
     it('read_resource of a missing id is a fhir_error 404', async (t) => {
       need(t);
-      expect(await failure('read_resource', { resourceType: 'Patient', id: 'no-such-patient-0' })).toMatchObject({ code: 'fhir_error', status: 404 });
+      expect(await failure('read_resource', { resourceType: 'Patient', id: 'no-such-patient-0' })).toMatchObject({
+        code: 'fhir_error',
+        status: 404,
+      });
     });
 
     it('search_observations returns newest first, filters by code and date, and traces each exchange', async (t) => {
@@ -106,7 +109,8 @@ export function describeToolContract(name: string, setup: () => Promise<ToolBack
       expect(traces[0].url).toContain('_sort=-date');
       const dates = all.results.map((r) => String(r.date));
       expect(dates).toEqual([...dates].sort().reverse());
-      for (const r of all.results) expect(r).toMatchObject({ resourceType: 'Observation', id: expect.any(String), code: expect.any(String) });
+      for (const r of all.results)
+        expect(r).toMatchObject({ resourceType: 'Observation', id: expect.any(String), code: expect.any(String) });
       const code = String(all.results[0].code);
       const same = await ok('search_observations', { patient: pid, code });
       expect(same.returned).toBeGreaterThan(0);
@@ -163,7 +167,9 @@ export function describeToolContract(name: string, setup: () => Promise<ToolBack
       for (const id of ['../Observation', `${pid}/_history`, `${pid}?_format=xml`]) {
         expect(await failure('read_resource', { resourceType: 'Patient', id })).toMatchObject({ code: 'invalid_arguments' });
       }
-      expect(await failure('search_observations', { patient: `${pid}&subject=Patient/other` })).toMatchObject({ code: 'invalid_arguments' });
+      expect(await failure('search_observations', { patient: `${pid}&subject=Patient/other` })).toMatchObject({
+        code: 'invalid_arguments',
+      });
     });
 
     it('returns aborted when the signal is already aborted', async (t) => {
@@ -193,25 +199,32 @@ export function describeToolContract(name: string, setup: () => Promise<ToolBack
       });
     });
 
-    it.for(['record_observation', 'order_medication', 'order_service'])('%s creates exactly once across a retry with the same call id', async (tool, t) => {
-      need(t);
-      const callId = `call-${randomUUID()}`;
-      const args = writeArgs(pid)[tool];
-      const first = await call(tool, args, { writesEnabled: true, callId });
-      expect(first.ok, JSON.stringify(first)).toBe(true);
-      const written = (first as Extract<ToolResult, { ok: true }>).written!;
-      expect(written).toEqual([{ resourceType: expect.any(String), id: expect.any(String), created: true }]);
-      const again = await call(tool, args, { writesEnabled: true, callId });
-      expect((again as Extract<ToolResult, { ok: true }>).written).toEqual([{ ...written[0], created: false }]);
-      const stored = await byCallId(written[0].resourceType, callId);
-      expect(stored.map((r) => r.id)).toEqual([written[0].id]);
-      expect(stored[0]).toMatchObject({ subject: { reference: `Patient/${pid}` } });
-    });
+    it.for(['record_observation', 'order_medication', 'order_service'])(
+      '%s creates exactly once across a retry with the same call id',
+      async (tool, t) => {
+        need(t);
+        const callId = `call-${randomUUID()}`;
+        const args = writeArgs(pid)[tool];
+        const first = await call(tool, args, { writesEnabled: true, callId });
+        expect(first.ok, JSON.stringify(first)).toBe(true);
+        const written = (first as Extract<ToolResult, { ok: true }>).written!;
+        expect(written).toEqual([{ resourceType: expect.any(String), id: expect.any(String), created: true }]);
+        const again = await call(tool, args, { writesEnabled: true, callId });
+        expect((again as Extract<ToolResult, { ok: true }>).written).toEqual([{ ...written[0], created: false }]);
+        const stored = await byCallId(written[0].resourceType, callId);
+        expect(stored.map((r) => r.id)).toEqual([written[0].id]);
+        expect(stored[0]).toMatchObject({ subject: { reference: `Patient/${pid}` } });
+      },
+    );
 
     it('stored writes carry what was asked for', async (t) => {
       need(t);
       const callId = `call-${randomUUID()}`;
-      const result = await call('order_medication', writeArgs(pid).order_medication, { writesEnabled: true, callId, now: () => new Date('2024-05-01T10:00:00Z') });
+      const result = await call('order_medication', writeArgs(pid).order_medication, {
+        writesEnabled: true,
+        callId,
+        now: () => new Date('2024-05-01T10:00:00Z'),
+      });
       const id = (result as Extract<ToolResult, { ok: true }>).written![0].id;
       const stored = await backend!.ctx().fhir.readResource('MedicationRequest', id);
       expect(stored).toMatchObject({
@@ -219,7 +232,9 @@ export function describeToolContract(name: string, setup: () => Promise<ToolBack
         intent: 'order',
         authoredOn: '2024-05-01T10:00:00.000Z',
         medicationCodeableConcept: { coding: [{ system: 'http://hl7.org/fhir/sid/ndc', code: '0338-1715-40' }] },
-        dosageInstruction: [{ route: { text: 'IV' }, doseAndRate: [{ doseQuantity: { value: 2, unit: 'g' }, rateQuantity: { value: 2, unit: 'h' } }] }],
+        dosageInstruction: [
+          { route: { text: 'IV' }, doseAndRate: [{ doseQuantity: { value: 2, unit: 'g' }, rateQuantity: { value: 2, unit: 'h' } }] },
+        ],
       });
     });
 

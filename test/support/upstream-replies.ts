@@ -24,7 +24,11 @@ export function completionReply(s: CompletionSpec, extra: Partial<FakeResponse> 
   if (s.reasoning_content !== undefined) message.reasoning_content = s.reasoning_content;
   if (s.reasoning !== undefined) message.reasoning = s.reasoning;
   if (s.toolCalls) {
-    message.tool_calls = s.toolCalls.map((t, i) => ({ id: t.id ?? `call_${i}`, type: 'function', function: { name: t.name, arguments: t.arguments } }));
+    message.tool_calls = s.toolCalls.map((t, i) => ({
+      id: t.id ?? `call_${i}`,
+      type: 'function',
+      function: { name: t.name, arguments: t.arguments },
+    }));
   }
   return {
     ...extra,
@@ -70,11 +74,21 @@ export function streamChunks(s: StreamSpec): unknown[] {
     for (const piece of s.content ?? []) out.push(chunk({ content: piece }));
   }
   for (const [index, tc] of (s.toolCalls ?? []).entries()) {
-    out.push(chunk({ tool_calls: [{ index, id: tc.id ?? `call_${index}`, type: 'function', function: { name: tc.name, arguments: '' } }] }));
+    out.push(
+      chunk({ tool_calls: [{ index, id: tc.id ?? `call_${index}`, type: 'function', function: { name: tc.name, arguments: '' } }] }),
+    );
     for (const a of tc.args) out.push(chunk({ tool_calls: [{ index, function: { arguments: a } }] }));
   }
   out.push(chunk({}, s.finishReason ?? (s.toolCalls?.length ? 'tool_calls' : 'stop')));
-  if (s.usage !== null) out.push({ id: 'up-s', object: 'chat.completion.chunk', created: 1, model: 'upstream-model', choices: [], usage: s.usage ?? DEFAULT_USAGE });
+  if (s.usage !== null)
+    out.push({
+      id: 'up-s',
+      object: 'chat.completion.chunk',
+      created: 1,
+      model: 'upstream-model',
+      choices: [],
+      usage: s.usage ?? DEFAULT_USAGE,
+    });
   return out;
 }
 

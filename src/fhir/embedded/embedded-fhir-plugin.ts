@@ -52,7 +52,11 @@ export const embeddedFhirPlugin: FastifyPluginAsync<EmbeddedFhirPluginOptions> =
       baseUrl: `${req.protocol}://${req.host}${prefix}`,
     };
     const res = guard ? await guard(req, request, server.handle) : await server.handle(request);
-    return reply.code(res.status).headers(res.headers ?? {}).type(FHIR_JSON).send(JSON.stringify(res.body));
+    return reply
+      .code(res.status)
+      .headers(res.headers ?? {})
+      .type(FHIR_JSON)
+      .send(JSON.stringify(res.body));
   };
   app.route({ method: ['GET', 'POST', 'PUT', 'DELETE', 'PATCH'], url: '/', handler });
   app.route({ method: ['GET', 'POST', 'PUT', 'DELETE', 'PATCH'], url: '/*', handler });

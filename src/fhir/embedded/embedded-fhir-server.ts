@@ -80,7 +80,8 @@ function addFullUrls(bundle: Bundle, baseUrl: string): Bundle {
     ...bundle,
     entry: bundle.entry.map((e) => {
       const r = e.resource;
-      const fullUrl = r?.id && r.resourceType !== 'Bundle' && r.resourceType !== 'OperationOutcome' ? `${baseUrl}/${r.resourceType}/${r.id}` : undefined;
+      const fullUrl =
+        r?.id && r.resourceType !== 'Bundle' && r.resourceType !== 'OperationOutcome' ? `${baseUrl}/${r.resourceType}/${r.id}` : undefined;
       return fullUrl ? { fullUrl, ...e } : e;
     }),
   };
@@ -124,7 +125,16 @@ function createServer(store: ResourceStore, opts: Required<EmbeddedFhirServerOpt
     const search = prepareSearchRequest({ method, url, body: req.body }, limits);
     const repo = new StoreRepository(store, { limits, baseUrl, now: opts.now, generateId: opts.generateId });
     const response = await router.handleRequest(
-      { method: method as HttpMethod, url: search.url, pathname: '', body: search.body, params: {}, query: {}, headers: lowerCaseHeaders(req.headers), config: { transactions: true } },
+      {
+        method: method as HttpMethod,
+        url: search.url,
+        pathname: '',
+        body: search.body,
+        params: {},
+        query: {},
+        headers: lowerCaseHeaders(req.headers),
+        config: { transactions: true },
+      },
       repo,
     );
     const [outcome, resource] = withUpdateOutcomes(response, { method, body: req.body }, (r) => repo.updateOutcome(r));

@@ -1,6 +1,12 @@
 // Runs a SearchQuery against the store: narrow with the exact-match indexes when a filter allows it, check
 // every filter on the candidates, sort, page, and build a searchset Bundle whose links can be followed.
-import { convertToSearchableDates, convertToSearchableNumbers, convertToSearchableStrings, convertToSearchableTokens, type TypedValue } from '@medplum/core';
+import {
+  convertToSearchableDates,
+  convertToSearchableNumbers,
+  convertToSearchableStrings,
+  convertToSearchableTokens,
+  type TypedValue,
+} from '@medplum/core';
 import type { Bundle, BundleLink, Resource } from '@medplum/fhirtypes';
 import { filterReference, matchesFilter } from './match-search-filter.ts';
 import type { SearchFilter, SearchQuery, SortRule } from './parse-search-query.ts';
@@ -63,7 +69,10 @@ function sortKey(values: TypedValue[], rule: SortRule): SortKey {
       if (!periods.length) return undefined;
       // Descending orders by the latest end, ascending by the earliest start.
       return rule.descending
-        ? periods.map((p) => p.end ?? (p.start ? ONGOING : '')).sort().at(-1)
+        ? periods
+            .map((p) => p.end ?? (p.start ? ONGOING : ''))
+            .sort()
+            .at(-1)
         : periods.map((p) => p.start ?? p.end ?? '').sort()[0];
     }
     case 'number':
@@ -102,7 +111,10 @@ function withElements(resource: Stored, elements: string[] | undefined): Resourc
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(resource)) if (MANDATORY_ELEMENTS.has(k) || elements.includes(k)) out[k] = v;
   const meta = (resource.meta ?? {}) as Record<string, unknown>;
-  const tag = [...((meta.tag as unknown[]) ?? []), { system: 'http://terminology.hl7.org/CodeSystem/v3-ObservationValue', code: 'SUBSETTED' }];
+  const tag = [
+    ...((meta.tag as unknown[]) ?? []),
+    { system: 'http://terminology.hl7.org/CodeSystem/v3-ObservationValue', code: 'SUBSETTED' },
+  ];
   out.meta = { ...meta, tag };
   return out as unknown as Resource;
 }

@@ -15,7 +15,10 @@ import type { SearchFilter, SearchValue } from './parse-search-query.ts';
 import { normaliseReference, searchValues } from './search-values.ts';
 
 export function normaliseText(s: string): string {
-  return s.normalize('NFD').replace(/[\u0300-\u036f]/g, '').toLowerCase();
+  return s
+    .normalize('NFD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .toLowerCase();
 }
 
 function leafStrings(value: unknown, out: string[] = []): string[] {
@@ -80,15 +83,24 @@ function matchesString(values: TypedValue[], filter: SearchFilter, v: string): b
 function compareRange(prefix: string, start: string, end: string, fStart: string, fEnd: string): boolean {
   const contained = start >= fStart && end <= fEnd;
   switch (prefix) {
-    case 'eq': return contained;
-    case 'ne': return !contained;
-    case 'gt': return end > fEnd;
-    case 'lt': return start < fStart;
-    case 'ge': return end > fEnd || contained;
-    case 'le': return start < fStart || contained;
-    case 'sa': return start > fEnd;
-    case 'eb': return end < fStart;
-    default: return start <= fEnd && end >= fStart; // ap: overlaps
+    case 'eq':
+      return contained;
+    case 'ne':
+      return !contained;
+    case 'gt':
+      return end > fEnd;
+    case 'lt':
+      return start < fStart;
+    case 'ge':
+      return end > fEnd || contained;
+    case 'le':
+      return start < fStart || contained;
+    case 'sa':
+      return start > fEnd;
+    case 'eb':
+      return end < fStart;
+    default:
+      return start <= fEnd && end >= fStart; // ap: overlaps
   }
 }
 
@@ -100,13 +112,20 @@ function matchesDate(values: TypedValue[], v: SearchValue): boolean {
 
 function compareNumber(prefix: string, lo: number, hi: number, n: number): boolean {
   switch (prefix) {
-    case 'ne': return !(lo <= n && n <= hi);
-    case 'gt': return hi > n;
-    case 'lt': return lo < n;
-    case 'ge': return hi >= n;
-    case 'le': return lo <= n;
-    case 'ap': return lo <= n * 1.1 && hi >= n * 0.9;
-    default: return lo <= n && n <= hi;
+    case 'ne':
+      return !(lo <= n && n <= hi);
+    case 'gt':
+      return hi > n;
+    case 'lt':
+      return lo < n;
+    case 'ge':
+      return hi >= n;
+    case 'le':
+      return lo <= n;
+    case 'ap':
+      return lo <= n * 1.1 && hi >= n * 0.9;
+    default:
+      return lo <= n && n <= hi;
   }
 }
 
@@ -123,15 +142,24 @@ function matchesQuantity(values: TypedValue[], v: SearchValue): boolean {
 
 function matchesOne(values: TypedValue[], filter: SearchFilter, v: SearchValue): boolean {
   switch (filter.param.type) {
-    case 'reference': return matchesReference(values, filter, v.value);
-    case 'token': return matchesToken(values, filter, v.value);
-    case 'string': return matchesString(values, filter, v.value);
-    case 'date': return matchesDate(values, v);
+    case 'reference':
+      return matchesReference(values, filter, v.value);
+    case 'token':
+      return matchesToken(values, filter, v.value);
+    case 'string':
+      return matchesString(values, filter, v.value);
+    case 'date':
+      return matchesDate(values, v);
     case 'number':
-      return convertToSearchableNumbers(values).some(([lo, hi]) => lo !== undefined && compareNumber(v.prefix, lo, hi ?? lo, Number(v.value)));
-    case 'quantity': return matchesQuantity(values, v);
-    case 'uri': return values.some((t) => t.value === v.value);
-    default: return false;
+      return convertToSearchableNumbers(values).some(
+        ([lo, hi]) => lo !== undefined && compareNumber(v.prefix, lo, hi ?? lo, Number(v.value)),
+      );
+    case 'quantity':
+      return matchesQuantity(values, v);
+    case 'uri':
+      return values.some((t) => t.value === v.value);
+    default:
+      return false;
   }
 }
 

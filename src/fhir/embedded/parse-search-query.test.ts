@@ -32,15 +32,40 @@ describe('splitSearchValues', () => {
 
 describe('parseSearchQuery', () => {
   it('defaults: first page of the default size, accurate total, no filters', () => {
-    expect(parse('Patient', '')).toMatchObject({ resourceType: 'Patient', filters: [], sort: [], count: 20, offset: 0, total: 'accurate', countOnly: false, linkParams: [] });
+    expect(parse('Patient', '')).toMatchObject({
+      resourceType: 'Patient',
+      filters: [],
+      sort: [],
+      count: 20,
+      offset: 0,
+      total: 'accurate',
+      countOnly: false,
+      linkParams: [],
+    });
   });
 
   it('parses filters with alternatives, date and quantity prefixes, paging and sort', () => {
-    const q = parse('Observation', 'code=http://loinc.org|4548-4,K&date=ge2020-01-01&value-quantity=lt5.4|http://unitsofmeasure.org|mg&_count=500&_offset=40&_sort=-date,code');
+    const q = parse(
+      'Observation',
+      'code=http://loinc.org|4548-4,K&date=ge2020-01-01&value-quantity=lt5.4|http://unitsofmeasure.org|mg&_count=500&_offset=40&_sort=-date,code',
+    );
     expect(q.filters.map((f) => ({ code: f.code, type: f.param.type, modifier: f.modifier, values: f.values }))).toEqual([
-      { code: 'code', type: 'token', modifier: undefined, values: [{ prefix: 'eq', value: 'http://loinc.org|4548-4' }, { prefix: 'eq', value: 'K' }] },
+      {
+        code: 'code',
+        type: 'token',
+        modifier: undefined,
+        values: [
+          { prefix: 'eq', value: 'http://loinc.org|4548-4' },
+          { prefix: 'eq', value: 'K' },
+        ],
+      },
       { code: 'date', type: 'date', modifier: undefined, values: [{ prefix: 'ge', value: '2020-01-01' }] },
-      { code: 'value-quantity', type: 'quantity', modifier: undefined, values: [{ prefix: 'lt', value: '5.4|http://unitsofmeasure.org|mg' }] },
+      {
+        code: 'value-quantity',
+        type: 'quantity',
+        modifier: undefined,
+        values: [{ prefix: 'lt', value: '5.4|http://unitsofmeasure.org|mg' }],
+      },
     ]);
     expect(q.count).toBe(100); // capped at maxPageSize
     expect(q.offset).toBe(40);
@@ -70,7 +95,11 @@ describe('parseSearchQuery', () => {
       ['code', 'text'],
       ['value-quantity', 'missing'],
     ]);
-    expect(parse('Patient', 'family:exact=Iwasaki').filters[0]).toMatchObject({ code: 'family', modifier: 'exact', values: [{ prefix: 'eq', value: 'Iwasaki' }] });
+    expect(parse('Patient', 'family:exact=Iwasaki').filters[0]).toMatchObject({
+      code: 'family',
+      modifier: 'exact',
+      values: [{ prefix: 'eq', value: 'Iwasaki' }],
+    });
   });
 
   it('_summary=count, _total, _elements, _format and _pretty', () => {

@@ -59,7 +59,20 @@ const MODIFIERS: Record<string, Set<string>> = {
 const DATE = /^\d{4}(-(0[1-9]|1[0-2])(-(0[1-9]|[12]\d|3[01])(T([01]\d|2[0-3]):[0-5]\d(:[0-5]\d(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})?)?)?)?$/;
 const NUMBER = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/;
 const FORMATS = new Set(['json', 'application/json', 'application/fhir+json']);
-const UNSUPPORTED = new Set(['_include', '_revinclude', '_has', '_type', '_filter', '_query', '_text', '_content', '_list', '_contained', '_containedType', '_cursor']);
+const UNSUPPORTED = new Set([
+  '_include',
+  '_revinclude',
+  '_has',
+  '_type',
+  '_filter',
+  '_query',
+  '_text',
+  '_content',
+  '_list',
+  '_contained',
+  '_containedType',
+  '_cursor',
+]);
 
 function fail(message: string, parameter: string): never {
   throw new OperationOutcomeError(badRequest(message, parameter));
@@ -129,7 +142,16 @@ function parseSort(resourceType: string, raw: string): SortRule[] {
 }
 
 export function parseSearchQuery(resourceType: string, pairs: Iterable<[string, string]>, limits: SearchLimits): SearchQuery {
-  const query: SearchQuery = { resourceType, filters: [], sort: [], count: limits.defaultPageSize, offset: 0, total: 'accurate', countOnly: false, linkParams: [] };
+  const query: SearchQuery = {
+    resourceType,
+    filters: [],
+    sort: [],
+    count: limits.defaultPageSize,
+    offset: 0,
+    total: 'accurate',
+    countOnly: false,
+    linkParams: [],
+  };
   for (const [key, raw] of pairs) {
     const base = key.split(':')[0];
     if (key === '_offset') {
@@ -154,7 +176,10 @@ export function parseSearchQuery(resourceType: string, pairs: Iterable<[string, 
         else if (raw !== 'false') fail(`_summary=${raw} is not supported (use count or false)`, key);
         break;
       case '_elements':
-        query.elements = raw.split(',').map((e) => e.trim()).filter(Boolean);
+        query.elements = raw
+          .split(',')
+          .map((e) => e.trim())
+          .filter(Boolean);
         if (!query.elements.every((e) => /^[a-zA-Z][a-zA-Z0-9]*$/.test(e))) fail(`Invalid _elements value '${raw}'`, key);
         break;
       case '_format':
@@ -164,7 +189,8 @@ export function parseSearchQuery(resourceType: string, pairs: Iterable<[string, 
         break;
       default:
         if (raw === '') continue; // a parameter with no value constrains nothing
-        if (base.startsWith('_') && !findSearchParameter(resourceType, base)) fail(`Search parameter '${key}' is not supported by this server`, key);
+        if (base.startsWith('_') && !findSearchParameter(resourceType, base))
+          fail(`Search parameter '${key}' is not supported by this server`, key);
         query.filters.push(parseFilter(resourceType, key, raw));
     }
     query.linkParams.push([key, raw]);

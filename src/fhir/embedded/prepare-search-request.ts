@@ -25,7 +25,12 @@ function bodyPairs(body: unknown): Array<[string, string]> {
 function foldTypeModifier([key, value]: [string, string]): [string, string] {
   const m = TYPE_MODIFIER.exec(key);
   if (!m) return [key, value];
-  return [m[1], splitSearchValues(value).map((v) => (v.includes('/') ? v : `${m[2]}/${v}`)).join(',')];
+  return [
+    m[1],
+    splitSearchValues(value)
+      .map((v) => (v.includes('/') ? v : `${m[2]}/${v}`))
+      .join(','),
+  ];
 }
 
 function toRecord(pairs: Array<[string, string]>): Record<string, string | string[]> {
@@ -48,5 +53,7 @@ export function prepareSearchRequest<R extends SearchInput>(req: R, limits: Sear
   if (post) pairs.push(...bodyPairs(req.body));
   parseSearchQuery(resourceType, pairs, limits);
   const folded = pairs.map(foldTypeModifier);
-  return post ? { ...req, url: `/${resourceType}/_search`, body: toRecord(folded) } : { ...req, url: `/${resourceType}?${new URLSearchParams(folded)}` };
+  return post
+    ? { ...req, url: `/${resourceType}/_search`, body: toRecord(folded) }
+    : { ...req, url: `/${resourceType}?${new URLSearchParams(folded)}` };
 }

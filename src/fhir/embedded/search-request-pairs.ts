@@ -5,7 +5,10 @@
 import { formatSearchQuery, type SearchRequest } from '@medplum/core';
 
 export function searchRequestPairs(searchRequest: SearchRequest): Array<[string, string]> {
-  const pairs = [...new URLSearchParams(formatSearchQuery(searchRequest).replace(/^\?/, ''))].map(([k, v]): [string, string] => [k === '_fields' ? '_elements' : k, v]);
+  const pairs = [...new URLSearchParams(formatSearchQuery(searchRequest).replace(/^\?/, ''))].map(([k, v]): [string, string] => [
+    k === '_fields' ? '_elements' : k,
+    v,
+  ]);
   if (searchRequest.summary) pairs.push(['_summary', searchRequest.summary]);
   if (searchRequest.format) pairs.push(['_format', searchRequest.format]);
   return pairs;

@@ -2,7 +2,18 @@
 // FhirRouter, whose CRUD, search, conditional create and batch/transaction processing call these methods.
 // Transactions keep an undo log: a failed entry rolls back every write before it (MemoryRepository has no
 // transactions at all). One repository serves one request: its base URL is the one the request came in on.
-import { OperationOutcomeError, allOk, badRequest, created, isResourceType, notFound, preconditionFailed, validateResource, type SearchRequest, type WithId } from '@medplum/core';
+import {
+  OperationOutcomeError,
+  allOk,
+  badRequest,
+  created,
+  isResourceType,
+  notFound,
+  preconditionFailed,
+  validateResource,
+  type SearchRequest,
+  type WithId,
+} from '@medplum/core';
 import { FhirRepository, type ReadHistoryOptions, type RepositoryMode } from '@medplum/fhir-router';
 import type { Bundle, OperationOutcome, Reference, Resource } from '@medplum/fhirtypes';
 import { FHIR_ID } from '../fhir-id.ts';
@@ -35,7 +46,11 @@ function content(resource: Resource): string {
 function sortKeys(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(sortKeys);
   if (!value || typeof value !== 'object') return value;
-  return Object.fromEntries(Object.keys(value).sort().map((k) => [k, sortKeys((value as Record<string, unknown>)[k])]));
+  return Object.fromEntries(
+    Object.keys(value)
+      .sort()
+      .map((k) => [k, sortKeys((value as Record<string, unknown>)[k])]),
+  );
 }
 
 export function isKnownResourceType(resourceType: string): boolean {
@@ -77,7 +92,11 @@ export class StoreRepository extends FhirRepository<undefined> {
     validateResource(candidate);
     const previous = this.store.get(resource.resourceType, id);
     const version = Number(previous?.meta?.versionId ?? 0) + 1;
-    const meta = { ...candidate.meta, versionId: String(Number.isFinite(version) ? version : 1), lastUpdated: this.opts.now().toISOString() };
+    const meta = {
+      ...candidate.meta,
+      versionId: String(Number.isFinite(version) ? version : 1),
+      lastUpdated: this.opts.now().toISOString(),
+    };
     const { resourceType, id: _id, meta: _meta, ...rest } = candidate;
     const stored = deepFreeze({ resourceType, id, meta, ...rest } as Stored);
     this.undo?.push({ resourceType: stored.resourceType, id, previous });
@@ -151,7 +170,11 @@ export class StoreRepository extends FhirRepository<undefined> {
     return executeSearch(this.store, query, this.opts.baseUrl) as Bundle<WithId<T>>;
   }
 
-  async searchByReference<T extends Resource>(searchRequest: SearchRequest<T>, referenceField: string, references: string[]): Promise<Record<string, WithId<T>[]>> {
+  async searchByReference<T extends Resource>(
+    searchRequest: SearchRequest<T>,
+    referenceField: string,
+    references: string[],
+  ): Promise<Record<string, WithId<T>[]>> {
     const out: Record<string, WithId<T>[]> = {};
     for (const reference of references) {
       const filters = [...(searchRequest.filters ?? []), { code: referenceField, operator: 'eq' as const, value: reference }];

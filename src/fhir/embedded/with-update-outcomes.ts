@@ -14,7 +14,11 @@ function entryWithOutcome(entry: BundleEntry, requested: BundleEntry | undefined
   return outcome ? { ...entry, response: { ...entry.response, status: String(getStatus(outcome)), outcome } } : entry;
 }
 
-export function withUpdateOutcomes(response: FhirResponse, request: { method: string; body: unknown }, outcomeOf: UpdateOutcomeOf): FhirResponse {
+export function withUpdateOutcomes(
+  response: FhirResponse,
+  request: { method: string; body: unknown },
+  outcomeOf: UpdateOutcomeOf,
+): FhirResponse {
   const [outcome, resource] = response;
   if (!resource || !isOk(outcome)) return response;
   if (request.method === 'PUT') return [outcomeOf(resource) ?? outcome, resource];

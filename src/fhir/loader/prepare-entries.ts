@@ -40,11 +40,7 @@ function withoutServerMeta(resource: Record<string, unknown>): void {
   if (Object.keys(meta).length === 0) delete resource.meta;
 }
 
-export async function prepareEntries(
-  entries: RawEntry[],
-  resolver: ReferenceResolver,
-  signal?: AbortSignal,
-): Promise<PreparedChunk> {
+export async function prepareEntries(entries: RawEntry[], resolver: ReferenceResolver, signal?: AbortSignal): Promise<PreparedChunk> {
   const errors: PreparedChunk['errors'] = [];
   const writes: Array<{ index: number; fullUrl?: string; resource: Record<string, unknown> & Resource }> = [];
   const ready: PreparedEntry[] = [];

@@ -6,8 +6,7 @@ import type { ChunkMode } from './input-schemas.ts';
 import type { PreparedEntry } from './prepare-entries.ts';
 
 export type EntryOutcome =
-  | { index: number; status: 'created' | 'updated' | 'unchanged' | 'other' }
-  | { index: number; status: 'error'; message: string };
+  { index: number; status: 'created' | 'updated' | 'unchanged' | 'other' } | { index: number; status: 'error'; message: string };
 
 // HAPI tells a no-op update apart in the entry's OperationOutcome.
 const NO_CHANGE = /SUCCESSFUL_UPDATE_NO_CHANGE|no changes? (were |was )?detected/i;

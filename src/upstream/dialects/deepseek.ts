@@ -14,7 +14,8 @@ export const deepseekDialect: UpstreamDialect = {
   },
   transformUsage(u) {
     const usage = openAiUsage(u);
-    if (u.prompt_tokens_details?.cached_tokens == null && u.prompt_cache_hit_tokens != null) usage.cached_tokens = Math.trunc(u.prompt_cache_hit_tokens);
+    if (u.prompt_tokens_details?.cached_tokens == null && u.prompt_cache_hit_tokens != null)
+      usage.cached_tokens = Math.trunc(u.prompt_cache_hit_tokens);
     return usage;
   },
 };

@@ -41,7 +41,9 @@ function serverMessageRaw(body: string): string {
 export function validationFailure(body: string): string | undefined {
   const message = serverMessageRaw(body);
   if (!/^\d+ validation errors?:/.test(message)) return undefined;
-  const details = [...message.matchAll(/'loc': \(([^)]*)\), 'msg': '([^']*)'/g)].map((m) => `${m[1]!.replace(/'/g, '').replace(/, /g, '.')}: ${m[2]}`);
+  const details = [...message.matchAll(/'loc': \(([^)]*)\), 'msg': '([^']*)'/g)].map(
+    (m) => `${m[1]!.replace(/'/g, '').replace(/, /g, '.')}: ${m[2]}`,
+  );
   return `the upstream rejected the request: ${details.join('; ') || 'validation error'}`;
 }
 
@@ -62,7 +64,11 @@ export const llamaCppPythonDialect: UpstreamDialect = {
   mapError(r) {
     if (r.status < 500) return statusError(r);
     const invalid = validationFailure(r.body);
-    if (invalid) return statusError({ ...r, status: 400, body: JSON.stringify({ error: { message: invalid } }) }, 'upstream rejected the request as invalid');
+    if (invalid)
+      return statusError(
+        { ...r, status: 400, body: JSON.stringify({ error: { message: invalid } }) },
+        'upstream rejected the request as invalid',
+      );
     const said = serverMessage(r.body);
     return statusError(r, said ? `upstream answered HTTP ${r.status}: ${said}` : undefined);
   },

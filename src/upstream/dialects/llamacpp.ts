@@ -5,7 +5,9 @@ import { baseDialect, templateThinkingRequest } from './base-dialect.ts';
 import type { UpstreamDialect } from './upstream-dialect.ts';
 
 const isProps = (json: unknown): boolean =>
-  typeof json === 'object' && json !== null && typeof (json as { default_generation_settings?: unknown }).default_generation_settings === 'object';
+  typeof json === 'object' &&
+  json !== null &&
+  typeof (json as { default_generation_settings?: unknown }).default_generation_settings === 'object';
 
 export const llamacppDialect: UpstreamDialect = {
   ...baseDialect,

@@ -60,13 +60,23 @@ export async function loadLocalModel(o: LocalModelOptions): Promise<LocalModel> 
   }
   let llama;
   try {
-    llama = await getLlama({ gpu: false, build: 'never', maxThreads: o.threads, logLevel: LlamaLogLevel.error, logger: (_level, message) => o.log?.(message.trim()) });
+    llama = await getLlama({
+      gpu: false,
+      build: 'never',
+      maxThreads: o.threads,
+      logLevel: LlamaLogLevel.error,
+      logger: (_level, message) => o.log?.(message.trim()),
+    });
   } catch (err) {
     throw new LocalModelError(`LOCAL_MODEL: no prebuilt llama.cpp binary for this platform (${firstLine(err)})`);
   }
   try {
     const model = await llama.loadModel({ modelPath: file });
-    const context = await model.createContext({ sequences: o.sequences, contextSize: Math.min(o.contextSize, model.trainContextSize), threads: o.threads });
+    const context = await model.createContext({
+      sequences: o.sequences,
+      contextSize: Math.min(o.contextSize, model.trainContextSize),
+      threads: o.threads,
+    });
     const chats = Array.from({ length: o.sequences }, () => new LlamaChat({ contextSequence: context.getSequence() }));
     const upstream = createLocalModelUpstream({
       model: path.basename(file).replace(/\.gguf$/i, ''),

@@ -2,10 +2,25 @@
 // Everything a request can get wrong (bad schema, image input, a full queue) is found before the first byte, so a
 // stream still gets a proper HTTP status; after that, failures end the stream like any upstream's.
 import { createHash, randomUUID } from 'node:crypto';
-import type { ChatModelFunctions, GbnfJsonSchema, LlamaChat, LlamaChatResponse, LlamaGrammar, LLamaChatGenerateResponseOptions } from 'node-llama-cpp';
+import type {
+  ChatModelFunctions,
+  GbnfJsonSchema,
+  LlamaChat,
+  LlamaChatResponse,
+  LlamaGrammar,
+  LLamaChatGenerateResponseOptions,
+} from 'node-llama-cpp';
 import { createDeltaChannel } from '../../agent/delta-channel.ts';
 import type { FunctionTool, ToolCall } from '../../openai/chat-request.ts';
-import { signalOf, type CallOptions, type ChatParams, type ModelUpstream, type UpstreamCompletion, type UpstreamDelta, type Usage } from '../model-upstream.ts';
+import {
+  signalOf,
+  type CallOptions,
+  type ChatParams,
+  type ModelUpstream,
+  type UpstreamCompletion,
+  type UpstreamDelta,
+  type Usage,
+} from '../model-upstream.ts';
 import { UpstreamError } from '../upstream-error.ts';
 import { optionalAsNull, stripNulls } from './optional-as-null.ts';
 import { forcedTools, type GrammarCache } from './output-grammar.ts';
@@ -39,12 +54,18 @@ const FORCED_INSTRUCTION =
   'Call a function now. Answer with one JSON object {"name": <function name>, "arguments": <arguments object>} and nothing else.\nFunctions:';
 
 function describeTools(tools: FunctionTool[]): string {
-  return tools.map((t) => `- ${t.function.name}: ${t.function.description ?? ''}\n  parameters: ${JSON.stringify(t.function.parameters ?? {})}`).join('\n');
+  return tools
+    .map((t) => `- ${t.function.name}: ${t.function.description ?? ''}\n  parameters: ${JSON.stringify(t.function.parameters ?? {})}`)
+    .join('\n');
 }
 
 function toFunctions(tools: FunctionTool[]): ChatModelFunctions {
   const out: Record<string, { description?: string; params?: GbnfJsonSchema }> = {};
-  for (const t of tools) out[t.function.name] = { description: t.function.description, params: optionalAsNull(t.function.parameters ?? { type: 'object' }) as GbnfJsonSchema };
+  for (const t of tools)
+    out[t.function.name] = {
+      description: t.function.description,
+      params: optionalAsNull(t.function.parameters ?? { type: 'object' }) as GbnfJsonSchema,
+    };
   return out;
 }
 
@@ -52,7 +73,11 @@ function toFunctions(tools: FunctionTool[]): ChatModelFunctions {
 function prefixKeyOf(params: ChatParams, tools: FunctionTool[] | undefined): string {
   const first = params.messages[0];
   const system = first && (first.role === 'system' || first.role === 'developer') ? JSON.stringify(first.content) : '';
-  return createHash('sha256').update(system).update('\0').update(tools ? JSON.stringify(tools) : '').digest('base64url');
+  return createHash('sha256')
+    .update(system)
+    .update('\0')
+    .update(tools ? JSON.stringify(tools) : '')
+    .digest('base64url');
 }
 
 export function createLocalModelUpstream(o: LocalModelUpstreamOptions): ModelUpstream {
@@ -146,7 +171,11 @@ export function createLocalModelUpstream(o: LocalModelUpstreamOptions): ModelUps
       else content = res.response;
     } else {
       for (const fc of res.functionCalls ?? []) {
-        toolCalls.push({ id: `call_${generateId()}`, type: 'function', function: { name: fc.functionName, arguments: JSON.stringify(stripNulls(fc.params ?? {})) } });
+        toolCalls.push({
+          id: `call_${generateId()}`,
+          type: 'function',
+          function: { name: fc.functionName, arguments: JSON.stringify(stripNulls(fc.params ?? {})) },
+        });
       }
     }
     for (const [index, tc] of emit ? toolCalls.entries() : []) {
@@ -165,7 +194,13 @@ export function createLocalModelUpstream(o: LocalModelUpstreamOptions): ModelUps
       cached_tokens: Math.max(0, Math.min(promptTokens, promptTokens - evaluated)),
     };
     const finishReason = toolCalls.length ? 'tool_calls' : stop === 'maxTokens' ? 'length' : 'stop';
-    return { content: content || (toolCalls.length ? null : ''), reasoning: thinking && reasoning ? reasoning : null, toolCalls, finishReason, usage };
+    return {
+      content: content || (toolCalls.length ? null : ''),
+      reasoning: thinking && reasoning ? reasoning : null,
+      toolCalls,
+      finishReason,
+      usage,
+    };
   }
 
   /** Plans, then waits for a sequence; the lease is the caller's to release. */
@@ -195,11 +230,14 @@ export function createLocalModelUpstream(o: LocalModelUpstreamOptions): ModelUps
       // The consumer leaving early (client gone) stops generation at the next token.
       const channel = createDeltaChannel(() => stopped.abort(new UpstreamError('client went away', { statusCode: 499 })));
       run(lease.slot, p, (d) => channel.push(d), signal)
-        .then((c) => {
-          channel.push({ type: 'finish', finishReason: c.finishReason });
-          if (c.usage) channel.push({ type: 'usage', usage: c.usage });
-          channel.close();
-        }, (err) => channel.fail(err))
+        .then(
+          (c) => {
+            channel.push({ type: 'finish', finishReason: c.finishReason });
+            if (c.usage) channel.push({ type: 'usage', usage: c.usage });
+            channel.close();
+          },
+          (err) => channel.fail(err),
+        )
         .finally(() => lease.release());
       return channel;
     },
@@ -216,4 +254,3 @@ function parseForcedCall(text: string): { name: string; arguments: string } | un
     return undefined;
   }
 }
-

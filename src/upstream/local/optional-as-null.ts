@@ -12,7 +12,8 @@ const isObjectSchema = (s: Schema): s is Schema & { properties: Record<string, S
 export function optionalAsNull(schema: Schema): Schema {
   if (Array.isArray(schema.oneOf)) return { ...schema, oneOf: (schema.oneOf as Schema[]).map(optionalAsNull) };
   if (Array.isArray(schema.anyOf)) return { ...schema, anyOf: (schema.anyOf as Schema[]).map(optionalAsNull) };
-  if (schema.type === 'array' && schema.items && typeof schema.items === 'object') return { ...schema, items: optionalAsNull(schema.items as Schema) };
+  if (schema.type === 'array' && schema.items && typeof schema.items === 'object')
+    return { ...schema, items: optionalAsNull(schema.items as Schema) };
   if (!isObjectSchema(schema)) return schema;
   const required = new Set(Array.isArray(schema.required) ? (schema.required as string[]) : []);
   const properties: Record<string, Schema> = {};

@@ -64,7 +64,10 @@ export function createSequencePool<S>(o: { slots: S[]; maxQueue: number }): Sequ
       if (idle) return Promise.resolve(lease(idle, prefixKey));
       if (queue.length >= o.maxQueue) {
         return Promise.reject(
-          new UpstreamError(`local model busy: ${entries.length} running, ${queue.length} queued (LOCAL_MODEL_QUEUE)`, { statusCode: 429, retryAfterMs: 1000 }),
+          new UpstreamError(`local model busy: ${entries.length} running, ${queue.length} queued (LOCAL_MODEL_QUEUE)`, {
+            statusCode: 429,
+            retryAfterMs: 1000,
+          }),
         );
       }
       return new Promise<Lease<S>>((resolve, reject) => {

@@ -17,7 +17,8 @@ function text(content: string | ContentPart[] | null | undefined): string {
   return content
     .map((p) => {
       // The GGUF backends here are text-only; saying so beats silently dropping an image from a clinical question.
-      if (p.type !== 'text') throw localRequestError('the in-process model takes text only; image input needs a vision upstream (UPSTREAM_BASE_URL)');
+      if (p.type !== 'text')
+        throw localRequestError('the in-process model takes text only; image input needs a vision upstream (UPSTREAM_BASE_URL)');
       return p.text;
     })
     .join('');

@@ -4,7 +4,11 @@
 import type { FunctionTool } from '../../openai/chat-request.ts';
 import type { ModelUpstream } from '../model-upstream.ts';
 
-export async function warmPrefix(o: { upstream: ModelUpstream; tools: FunctionTool[]; signal: AbortSignal }): Promise<{ promptTokens: number; ms: number }> {
+export async function warmPrefix(o: {
+  upstream: ModelUpstream;
+  tools: FunctionTool[];
+  signal: AbortSignal;
+}): Promise<{ promptTokens: number; ms: number }> {
   const started = performance.now();
   const done = await o.upstream.doGenerate(
     {

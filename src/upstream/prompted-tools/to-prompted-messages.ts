@@ -45,7 +45,9 @@ function withToolPrompt(out: ChatMessage[], toolPrompt: string): void {
   }
   const content =
     typeof first.content === 'string'
-      ? first.content ? `${first.content}\n\n${toolPrompt}` : toolPrompt
+      ? first.content
+        ? `${first.content}\n\n${toolPrompt}`
+        : toolPrompt
       : [...first.content, { type: 'text' as const, text: `\n\n${toolPrompt}` }];
   out[0] = { ...first, content };
 }
