@@ -58,7 +58,7 @@ export interface AgentAudit {
   /** Only after a mixed turn: the results of the server calls in the returned `tool_calls`. */
   server_results?: ServerToolResult[];
   /** Server results the client's follow-up left out, filled in by the gateway before step 0. */
-  filled?: Array<{ tool_call_id: string; source: 'cache' | 'executed' }>;
+  filled?: Array<{ tool_call_id: string; source: 'cache' | 'executed' | 'skipped' }>;
 }
 
 /** Streamed extension events, sent as `{ fhir_agent: AgentStreamEvent }` on chunks with `choices: []`. */

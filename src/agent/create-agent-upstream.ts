@@ -94,6 +94,7 @@ export function createAgentUpstream(opts: AgentUpstreamOptions): ModelUpstream {
       messages: initialMessages(params),
       clientToolNames: mergeTools(params.tools, serverTools).clientToolNames,
       cache: results,
+      maxExecuted: opts.limits.maxToolCalls,
       execute: (calls) => executeServerToolCalls({ ...loop, calls, step: -1, signal, onResult: loop.onExecuted }),
     });
     return { loop: { ...loop, messages: fill.messages }, fill };

@@ -51,7 +51,13 @@ describe('fillServerToolResults', () => {
       { role: 'tool', tool_call_id: 'c1', content: 'x' },
     ];
     const exec = recordingExecutor();
-    const out = await fillServerToolResults({ messages, clientToolNames: CLIENT, cache: createToolResultCache(), execute: exec.execute });
+    const out = await fillServerToolResults({
+      messages,
+      clientToolNames: CLIENT,
+      cache: createToolResultCache(),
+      execute: exec.execute,
+      maxExecuted: 32,
+    });
     expect(out.messages).toBe(messages);
     expect(out.filled).toEqual([]);
     expect(exec.asked).toEqual([]);
@@ -61,7 +67,13 @@ describe('fillServerToolResults', () => {
     const cache = createToolResultCache();
     cache.set('s1', { name: 'search_observations', arguments: '{"code":"A1C"}', content: 'cached:s1' });
     const exec = recordingExecutor();
-    const out = await fillServerToolResults({ messages: mixedTurn(), clientToolNames: CLIENT, cache, execute: exec.execute });
+    const out = await fillServerToolResults({
+      messages: mixedTurn(),
+      clientToolNames: CLIENT,
+      cache,
+      execute: exec.execute,
+      maxExecuted: 32,
+    });
     expect(exec.asked).toEqual([['s2']]);
     expect(out.filled).toEqual([
       { tool_call_id: 's1', source: 'cache' },
@@ -83,7 +95,13 @@ describe('fillServerToolResults', () => {
     cache.set('s1', { name: 'search_observations', arguments: '{"code":"K"}', content: 'stale' });
     cache.set('s2', { name: 'search_conditions', arguments: '{}', content: 'stale' });
     const exec = recordingExecutor();
-    const out = await fillServerToolResults({ messages: mixedTurn(), clientToolNames: CLIENT, cache, execute: exec.execute });
+    const out = await fillServerToolResults({
+      messages: mixedTurn(),
+      clientToolNames: CLIENT,
+      cache,
+      execute: exec.execute,
+      maxExecuted: 32,
+    });
     expect(exec.asked).toEqual([['s1', 's2']]);
     expect(out.filled.every((f) => f.source === 'executed')).toBe(true);
     expect(JSON.stringify(out.messages)).not.toContain('stale');
@@ -95,7 +113,13 @@ describe('fillServerToolResults', () => {
       { role: 'tool', tool_call_id: 's1', content: 'client forwarded the server result' },
     ];
     const exec = recordingExecutor();
-    const out = await fillServerToolResults({ messages, clientToolNames: CLIENT, cache: createToolResultCache(), execute: exec.execute });
+    const out = await fillServerToolResults({
+      messages,
+      clientToolNames: CLIENT,
+      cache: createToolResultCache(),
+      execute: exec.execute,
+      maxExecuted: 32,
+    });
     expect(exec.asked).toEqual([]);
     expect(out.messages).toEqual(messages);
   });
@@ -108,7 +132,13 @@ describe('fillServerToolResults', () => {
       { role: 'tool', tool_call_id: 'c2', content: 'two' },
     ];
     const exec = recordingExecutor();
-    const out = await fillServerToolResults({ messages, clientToolNames: CLIENT, cache: createToolResultCache(), execute: exec.execute });
+    const out = await fillServerToolResults({
+      messages,
+      clientToolNames: CLIENT,
+      cache: createToolResultCache(),
+      execute: exec.execute,
+      maxExecuted: 32,
+    });
     expect(exec.asked).toEqual([['a1', 'b1']]);
     expect(out.messages.map((m) => (m.role === 'tool' ? m.tool_call_id : m.role))).toEqual([
       'assistant',
@@ -118,5 +148,24 @@ describe('fillServerToolResults', () => {
       'c2',
       'b1',
     ]);
+  });
+  it('runs at most maxExecuted calls; the rest are answered tool_call_limit, not run', async () => {
+    const calls = Array.from({ length: 5 }, (_, i) => call(`s${i}`, 'search_observations'));
+    const messages: ChatMessage[] = [
+      { role: 'user', content: 'hi' },
+      { role: 'assistant', content: null, tool_calls: calls },
+    ];
+    const exec = recordingExecutor();
+    const out = await fillServerToolResults({
+      messages,
+      clientToolNames: CLIENT,
+      cache: createToolResultCache(),
+      execute: exec.execute,
+      maxExecuted: 2,
+    });
+    expect(exec.asked).toEqual([['s0', 's1']]);
+    expect(out.filled.filter((f) => f.source === 'skipped').map((f) => f.tool_call_id)).toEqual(['s2', 's3', 's4']);
+    const skipped = out.messages.filter((m) => m.role === 'tool' && m.tool_call_id === 's4')[0] as { content: string };
+    expect(JSON.parse(skipped.content)).toMatchObject({ ok: false, error: { code: 'tool_call_limit' } });
   });
 });

@@ -9,11 +9,13 @@ export interface FillOptions {
   cache: ToolResultCache;
   /** Re-executes calls whose result is not cached (reads are repeatable; writes are idempotent by call id). */
   execute: (calls: ToolCall[]) => Promise<ExecutedToolCall[]>;
+  /** Most calls run again for one request (AGENT_MAX_TOOL_CALLS): a history can hold thousands of unanswered calls. */
+  maxExecuted: number;
 }
 
 export interface FillResult {
   messages: ChatMessage[];
-  filled: Array<{ tool_call_id: string; source: 'cache' | 'executed' }>;
+  filled: Array<{ tool_call_id: string; source: 'cache' | 'executed' | 'skipped' }>;
   executed: ExecutedToolCall[];
 }
 
@@ -27,7 +29,7 @@ export async function fillServerToolResults(o: FillOptions): Promise<FillResult>
   if (gaps.length === 0) return { messages: o.messages, filled: [], executed: [] };
 
   const contents = new Map<string, string>();
-  const filled: FillResult['filled'] = [];
+  const filled: Array<{ tool_call_id: string; source: 'cache' | 'executed' | 'skipped' }> = [];
   const misses: ToolCall[] = [];
   for (const { call } of gaps) {
     const hit = o.cache.get(call.id);
@@ -38,7 +40,14 @@ export async function fillServerToolResults(o: FillOptions): Promise<FillResult>
       misses.push(call);
     }
   }
-  const executed = misses.length ? await o.execute(misses) : [];
+  // Past the limit a call is not run: its answer says so, and the model can ask again (failures are data).
+  const run = misses.slice(0, o.maxExecuted);
+  for (const call of misses.slice(o.maxExecuted)) {
+    const message = `not run: more unanswered tool calls in the history than AGENT_MAX_TOOL_CALLS (${o.maxExecuted}); call it again if still needed`;
+    contents.set(call.id, JSON.stringify({ ok: false, error: { code: 'tool_call_limit', message } }));
+    filled.push({ tool_call_id: call.id, source: 'skipped' });
+  }
+  const executed = run.length ? await o.execute(run) : [];
   for (const e of executed) {
     contents.set(e.call.id, e.content);
     filled.push({ tool_call_id: e.call.id, source: 'executed' });

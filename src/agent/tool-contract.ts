@@ -34,6 +34,7 @@ export type ToolErrorCode =
   | 'fhir_error' // the FHIR server refused: its `status` and OperationOutcome message
   | 'forbidden' // the caller's API key may not do this (its scopes or patient list), or the FHIR server said 403
   | 'timeout'
+  | 'tool_call_limit' // more calls than AGENT_MAX_TOOL_CALLS: this one was not run
   | 'aborted'
   | 'internal_error';
 

@@ -40,7 +40,9 @@ export const TOOL_ERROR_CODES = [
   'unknown_tool',
   'writes_disabled',
   'fhir_error',
+  'forbidden',
   'timeout',
+  'tool_call_limit',
   'aborted',
   'internal_error',
 ] as const;
