@@ -4,6 +4,7 @@
 // paths) counts as an operation, which only a key with system/*.cruds may call.
 import type { AuditSubtype } from '../audit/audit-event.ts';
 import type { FhirInteraction } from './smart-scope.ts';
+import { searchBodyPairs } from '../fhir/search-body-pairs.ts';
 
 export interface FhirRequestInteraction {
   subtype: AuditSubtype | 'capabilities';
@@ -33,11 +34,8 @@ const TYPE = /^[A-Z][A-Za-z]+$/;
 const ID = /^[A-Za-z0-9\-.]{1,64}$/;
 const ALL: FhirInteraction[] = ['create', 'read', 'update', 'delete', 'search'];
 
-function bodyPairs(body: unknown): Array<[string, string]> {
-  if (typeof body === 'string') return [...new URLSearchParams(body)];
-  if (!body || typeof body !== 'object') return [];
-  return Object.entries(body).flatMap(([k, v]) => (Array.isArray(v) ? v : [v]).map((x): [string, string] => [k, String(x ?? '')]));
-}
+/** A nested value is classified as empty; the FHIR server refuses it with a 400. */
+const bodyPairs = (body: unknown): Array<[string, string]> => searchBodyPairs(body).map(([k, v]) => [k, v ?? '']);
 
 const operation = (): FhirRequestInteraction => ({ subtype: 'operation', needs: ALL, resourceTypes: ['*'], wholeServer: true });
 

@@ -3,6 +3,8 @@
 // `subject=1`, and a dropped modifier widens the result. So the raw query is checked here with the parser the
 // repository uses (a 400 naming the parameter), type modifiers are written into the value, and a POST search
 // carries its URL query and its form body together in the body, the only place Medplum reads it from.
+import { badRequest, OperationOutcomeError } from '@medplum/core';
+import { searchBodyPairs } from '../search-body-pairs.ts';
 import { parseSearchQuery, splitSearchValues, type SearchLimits } from './parse-search-query.ts';
 import { isKnownResourceType } from './store-repository.ts';
 
@@ -16,10 +18,12 @@ export interface SearchInput {
 const TYPE_SEARCH = /^\/([A-Z][A-Za-z]+)(\/_search)?\/?$/;
 const TYPE_MODIFIER = /^([^:]+):([A-Z][A-Za-z]+)$/;
 
+/** A POST search body's pairs; a nested value is the client's 400, naming the parameter. */
 function bodyPairs(body: unknown): Array<[string, string]> {
-  if (typeof body === 'string') return [...new URLSearchParams(body)];
-  if (!body || typeof body !== 'object') return [];
-  return Object.entries(body).flatMap(([k, v]) => (Array.isArray(v) ? v : [v]).map((x): [string, string] => [k, String(x ?? '')]));
+  return searchBodyPairs(body).map(([k, v]) => {
+    if (v === undefined) throw new OperationOutcomeError(badRequest(`Search parameter '${k}' must be a string, not a nested value`, k));
+    return [k, v];
+  });
 }
 
 function foldTypeModifier([key, value]: [string, string]): [string, string] {
