@@ -14,7 +14,6 @@ import { generated, script, streamed, toolMessages, until } from './support/agen
 import { startFakeFhirServer, type FakeFhirServer, type FhirFault } from './support/fake-fhir-server.ts';
 import type { FakeHandler } from './support/fake-upstream.ts';
 import { startGateway, TEST_MODEL, type RunningGateway } from './support/gateway-harness.ts';
-import { startComposedGateway } from './support/start-composed-gateway.ts';
 import {
   answer,
   harmlessSseNoise,
@@ -412,7 +411,7 @@ describe('FHIR faults during the tool loop (FHIR_BASE_URL → a fake FHIR server
 
   it('a stalled FHIR server behind a FHIR client with a short timeout: a timeout tool message, and the loop goes on', async () => {
     // composeGateway's `fhir` seam: the same fake server, a client that gives up after 300 ms and does not retry.
-    const quick = await startComposedGateway({
+    const quick = await startGateway({
       env: { SERVER_TOOLS: 'true', UPSTREAM_MAX_RETRIES: '0' },
       fhir: createMedplumFhirClient({ baseUrl: fhir.baseUrl, timeoutMs: 300, retries: 0 }),
     });

@@ -2,8 +2,7 @@
 // answers and N − L 429s in the OpenAI envelope with Retry-After. The clock is injected and stands still, so no
 // token refills mid-burst however slow the machine; moving it on refills the bucket.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TEST_KEY, type RunningGateway } from './support/gateway-harness.ts';
-import { startComposedGateway } from './support/start-composed-gateway.ts';
+import { startGateway, TEST_KEY, type RunningGateway } from './support/gateway-harness.ts';
 import { answer } from './support/upstream-faults.ts';
 
 const L = 7;
@@ -13,7 +12,7 @@ let clock = 1_700_000_000_000;
 let gw: RunningGateway;
 
 beforeAll(async () => {
-  gw = await startComposedGateway({
+  gw = await startGateway({
     env: { RATE_LIMIT_PER_MINUTE: String(L), API_KEYS: `${TEST_KEY},${OTHER_KEY}` },
     handler: answer('ok'),
     now: () => clock,

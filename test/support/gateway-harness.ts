@@ -1,7 +1,7 @@
 // A real gateway on a loopback port in front of a fake upstream, plus an official openai SDK client for it.
 import OpenAI from 'openai';
 import { pino } from 'pino';
-import { composeGateway } from '../../src/compose-gateway.ts';
+import { composeGateway, type ComposeGatewayOptions } from '../../src/compose-gateway.ts';
 import { loadConfig } from '../../src/config.ts';
 import type { EmbeddedFhirServer } from '../../src/fhir/embedded/embedded-fhir-server.ts';
 import { startFakeUpstream, type FakeHandler, type FakeUpstream } from './fake-upstream.ts';
@@ -22,7 +22,7 @@ export interface RunningGateway {
 }
 
 export async function startGateway(
-  o: { env?: Record<string, string>; handler?: FakeHandler; noUpstream?: boolean } = {},
+  o: { env?: Record<string, string>; handler?: FakeHandler; noUpstream?: boolean } & Pick<ComposeGatewayOptions, 'now' | 'fhir'> = {},
 ): Promise<RunningGateway> {
   const fake = await startFakeUpstream({ handler: o.handler });
   const config = loadConfig({
@@ -43,7 +43,8 @@ export async function startGateway(
   });
   const logs: string[] = [];
   const logger = pino({ level: config.LOG_LEVEL }, { write: (line: string) => void logs.push(line) });
-  const gateway = await composeGateway({ config, logger });
+  // An injected clock (rate limits without wall time) or FHIR client (fault injection) go to the composition root.
+  const gateway = await composeGateway({ config, logger, now: o.now, fhir: o.fhir });
   const address = await gateway.app.listen({ port: 0, host: '127.0.0.1' });
   return {
     baseUrl: address,
