@@ -13,7 +13,7 @@ const ScoreSchema = z.object({
   metadata: z.record(z.string(), z.unknown()).optional(),
 });
 
-export const SampleMetricsSchema = z.object({
+const SampleMetricsSchema = z.object({
   steps: z.number(),
   toolCalls: z.number(),
   toolErrors: z.number(),
@@ -27,7 +27,7 @@ export const SampleMetricsSchema = z.object({
 });
 export type SampleMetrics = z.infer<typeof SampleMetricsSchema>;
 
-export const HeaderRecordSchema = z.object({
+const HeaderRecordSchema = z.object({
   type: z.literal('header'),
   schemaVersion: z.number(),
   runId: z.string(),
@@ -41,7 +41,7 @@ export const HeaderRecordSchema = z.object({
 });
 export type HeaderRecord = z.infer<typeof HeaderRecordSchema>;
 
-export const SampleRecordSchema = z.object({
+const SampleRecordSchema = z.object({
   type: z.literal('sample'),
   id: z.string(),
   epoch: z.number(),
@@ -69,12 +69,7 @@ const FooterRecordSchema = z.object({
 });
 export type FooterRecord = z.infer<typeof FooterRecordSchema>;
 
-export const LogRecordSchema = z.discriminatedUnion('type', [
-  HeaderRecordSchema,
-  SampleRecordSchema,
-  ResumeRecordSchema,
-  FooterRecordSchema,
-]);
+const LogRecordSchema = z.discriminatedUnion('type', [HeaderRecordSchema, SampleRecordSchema, ResumeRecordSchema, FooterRecordSchema]);
 export type LogRecord = z.infer<typeof LogRecordSchema>;
 
 export interface EvalLog {

@@ -37,7 +37,7 @@ export function describeMatcher(matcher: FieldMatcher): string {
   return JSON.stringify(matcher.equals);
 }
 
-export function deepEqual(a: unknown, b: unknown): boolean {
+function deepEqual(a: unknown, b: unknown): boolean {
   if (a === b) return true;
   if (typeof a !== typeof b || a === null || b === null || typeof a !== 'object') return false;
   if (Array.isArray(a) !== Array.isArray(b)) return false;

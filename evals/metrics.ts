@@ -65,7 +65,7 @@ export function summarize(samples: SampleRecord[]): RunSummary {
   return { overall: summarizeGroup(samples), byCategory };
 }
 
-export function summarizeGroup(samples: SampleRecord[]): GroupSummary {
+function summarizeGroup(samples: SampleRecord[]): GroupSummary {
   const g: GroupSummary = {
     samples: samples.length,
     passed: 0,

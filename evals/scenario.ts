@@ -2,7 +2,7 @@
 import { z } from 'zod';
 
 /** How one field of a written resource must look. A bare JSON value means deep equality. */
-export const FieldMatcherSchema = z.union([
+const FieldMatcherSchema = z.union([
   z.object({ approx: z.number(), tolerance: z.number().min(0).max(1e9) }).strict(),
   z.object({ includes: z.string(), caseInsensitive: z.boolean().optional() }).strict(),
   z.object({ instant: z.string() }).strict(),
@@ -14,7 +14,7 @@ export const FieldMatcherSchema = z.union([
 ]);
 export type FieldMatcher = z.infer<typeof FieldMatcherSchema>;
 
-export const ExpectedWriteSchema = z.object({
+const ExpectedWriteSchema = z.object({
   resourceType: z.string().min(1),
   /** Path (see json-path.ts) → matcher. Every path must have at least one matching value. */
   fields: z.record(z.string(), FieldMatcherSchema).default({}),
@@ -22,7 +22,7 @@ export const ExpectedWriteSchema = z.object({
 export type ExpectedWrite = z.infer<typeof ExpectedWriteSchema>;
 
 /** Grader spec for the final answer (a FINISH-style list). */
-export const ExpectedAnswerSchema = z.discriminatedUnion('kind', [
+const ExpectedAnswerSchema = z.discriminatedUnion('kind', [
   z.object({
     kind: z.literal('exact'),
     value: z.union([z.string(), z.number(), z.boolean(), z.null()]),
@@ -39,7 +39,7 @@ export const ExpectedAnswerSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('any') }),
 ]);
 
-export const TrajectorySpecSchema = z.object({
+const TrajectorySpecSchema = z.object({
   requiredTools: z.array(z.string()).default([]),
   forbiddenTools: z.array(z.string()).default([]),
   maxSteps: z.number().int().min(1).max(1000).optional(),
@@ -47,7 +47,7 @@ export const TrajectorySpecSchema = z.object({
 export type TrajectorySpec = z.infer<typeof TrajectorySpecSchema>;
 
 /** What the reference solver must do: a named recipe and its parameters (see solvers/reference-recipes.ts). */
-export const RecipeSchema = z.object({ kind: z.string().min(1), params: z.record(z.string(), z.unknown()).default({}) });
+const RecipeSchema = z.object({ kind: z.string().min(1), params: z.record(z.string(), z.unknown()).default({}) });
 
 export const ScenarioSchema = z.object({
   id: z.string().min(1),

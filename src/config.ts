@@ -159,7 +159,7 @@ export class ConfigError extends Error {
 }
 
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
-export const isLoopbackHost = (host: string): boolean => LOOPBACK.has(host) || host.startsWith('127.');
+const isLoopbackHost = (host: string): boolean => LOOPBACK.has(host) || host.startsWith('127.');
 
 /** Validates the environment. Throws ConfigError with one line naming the first bad variable. */
 export function loadConfig(env: Record<string, string | undefined>): Config {

@@ -21,7 +21,7 @@ type Summary = Record<string, unknown>;
 const codingText = (c: Coding) => (c.system ? `${c.system}|${c.code ?? ''}` : (c.code ?? ''));
 
 /** First coding as `system|code` plus a display; every coding only when there are several. */
-export function conceptSummary(cc: CodeableConcept | undefined): Summary | undefined {
+function conceptSummary(cc: CodeableConcept | undefined): Summary | undefined {
   if (!cc) return undefined;
   const codings = (cc.coding ?? []).filter((c) => c.code);
   const display = cc.text ?? codings.find((c) => c.display)?.display;

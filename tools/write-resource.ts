@@ -8,8 +8,8 @@ import { summarizeResource } from './summarize-resource.ts';
 import { toolErrorResult, toolFailure } from './tool-error-result.ts';
 import type { ToolContext, ToolResult } from './tool.ts';
 
-export const TOOL_CALL_SYSTEM = 'urn:fhir-agent-gateway:tool-call';
-export const IDEMPOTENCY_SYSTEM = 'urn:fhir-agent-gateway:idempotency';
+const TOOL_CALL_SYSTEM = 'urn:fhir-agent-gateway:tool-call';
+const IDEMPOTENCY_SYSTEM = 'urn:fhir-agent-gateway:idempotency';
 
 /** JSON with sorted keys, so the same arguments always give the same key. */
 function canonicalJson(value: unknown): string {
@@ -22,7 +22,7 @@ function canonicalJson(value: unknown): string {
     .join(',')}}`;
 }
 
-export function idempotencyKey(o: { scope?: string; callId: string; tool: string; input: unknown }): string {
+function idempotencyKey(o: { scope?: string; callId: string; tool: string; input: unknown }): string {
   return createHash('sha256')
     .update(`${o.scope ?? ''}\0${o.callId}\0${o.tool}\0${canonicalJson(o.input)}`)
     .digest('hex')
@@ -30,7 +30,7 @@ export function idempotencyKey(o: { scope?: string; callId: string; tool: string
 }
 
 /** The identifier value: the call id when it is search-safe, else a hash of it (no `|`, `,`, `&` or `\` to escape). */
-export function idempotencyValue(callId: string): string {
+function idempotencyValue(callId: string): string {
   return /^[A-Za-z0-9_\-.:]{1,64}$/.test(callId) ? callId : `sha256-${createHash('sha256').update(callId).digest('hex').slice(0, 40)}`;
 }
 

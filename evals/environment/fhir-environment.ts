@@ -26,7 +26,7 @@ export interface FhirEnvironment {
 export type ClientFactory = (opts: { baseUrl: string; fetch?: typeof fetch; headers?: Record<string, string> }) => FhirClient;
 
 /** Resource types the write tools create; a patient-scoped diff over them catches writes made out of our sight (the gateway). */
-export const WRITE_TYPES = ['Observation', 'MedicationRequest', 'ServiceRequest'] as const;
+const WRITE_TYPES = ['Observation', 'MedicationRequest', 'ServiceRequest'] as const;
 
 export interface ForkableStore {
   fetch: typeof fetch;

@@ -33,7 +33,7 @@ interface LabPoint {
   value: number;
 }
 
-export async function labPoints(fhir: FhirClient, mrn: string, code: string): Promise<LabPoint[]> {
+async function labPoints(fhir: FhirClient, mrn: string, code: string): Promise<LabPoint[]> {
   const { resources } = await fhir.searchResources<Observation>('Observation', { patient: mrn, code }, { maxResults: 5000 });
   return resources
     .filter((o) => typeof o.effectiveDateTime === 'string' && typeof o.valueQuantity?.value === 'number')

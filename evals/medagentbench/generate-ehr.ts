@@ -24,7 +24,7 @@ const FAMILY = [
 ];
 const HOUR = 3_600_000;
 
-export const MAB_MRN_SYSTEM = 'urn:fhir-agent-gateway:medagentbench:mrn';
+const MAB_MRN_SYSTEM = 'urn:fhir-agent-gateway:medagentbench:mrn';
 
 /** The case a task exercises; exported so tests and docs can see the mix. */
 export function caseOf(task: MedAgentBenchTask): string {

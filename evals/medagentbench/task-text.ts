@@ -33,7 +33,7 @@ export function parseNameAndDob(instruction: string): { given: string; family: s
   return { given: parts.slice(0, -1).join(' ') || parts[0], family: parts[parts.length - 1], birthDate: m[2] };
 }
 
-export function parseQuoted(text: string, after: RegExp): string | undefined {
+function parseQuoted(text: string, after: RegExp): string | undefined {
   const m = new RegExp(after.source + String.raw`\s*[“"]([^”"]+)[”"]`, 'i').exec(text);
   return m?.[1];
 }

@@ -182,13 +182,13 @@ function codesIn(codings: Array<{ system?: string; code?: string }> | undefined,
   return (codings ?? []).filter((c) => c.system === system && c.code).map((c) => c.code!);
 }
 
-export async function activeMedicationRequests(fhir: FhirClient, patient: string, trace: TraceFn): Promise<MedicationRequest[]> {
+async function activeMedicationRequests(fhir: FhirClient, patient: string, trace: TraceFn): Promise<MedicationRequest[]> {
   trace('search_medication_requests', { patient, status: 'active' });
   const { resources } = await fhir.searchResources<MedicationRequest>('MedicationRequest', { patient, status: 'active' });
   return resources.filter((m) => m.status === 'active');
 }
 
-export async function activeConditions(fhir: FhirClient, patient: string, trace: TraceFn): Promise<Condition[]> {
+async function activeConditions(fhir: FhirClient, patient: string, trace: TraceFn): Promise<Condition[]> {
   trace('search_conditions', { patient, 'clinical-status': 'active' });
   const { resources } = await fhir.searchResources<Condition>('Condition', { patient, 'clinical-status': 'active' });
   return resources.filter((c) => c.clinicalStatus?.coding?.some((x) => x.code === 'active'));

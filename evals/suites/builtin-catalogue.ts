@@ -1,9 +1,9 @@
 // Codes and the generation context shared by the built-in suite's categories.
 import type { PatientRecord } from './ehr-index.ts';
 
-export const LOINC = 'http://loinc.org';
-export const RXNORM = 'http://www.nlm.nih.gov/research/umls/rxnorm';
-export const SNOMED = 'http://snomed.info/sct';
+const LOINC = 'http://loinc.org';
+const RXNORM = 'http://www.nlm.nih.gov/research/umls/rxnorm';
+const SNOMED = 'http://snomed.info/sct';
 
 export interface Lab {
   code: string;

@@ -3,7 +3,7 @@
 // The MedAgentBench grader takes its age and dosing rules from here too.
 import type { Observation } from '@medplum/fhirtypes';
 
-export const DAY_MS = 86_400_000;
+const DAY_MS = 86_400_000;
 
 export interface Point {
   at: number;

@@ -20,7 +20,7 @@ import {
 } from './builtin-query-scenarios.ts';
 import { referralScenarios, replacementScenarios, staleLabScenarios, vitalScenarios } from './builtin-action-scenarios.ts';
 
-export const BUILTIN_SUITE_PATH = path.join(path.dirname(fileURLToPath(import.meta.url)), 'builtin.jsonl');
+const BUILTIN_SUITE_PATH = path.join(path.dirname(fileURLToPath(import.meta.url)), 'builtin.jsonl');
 
 export function generateBuiltinSuite(bundles: Bundle[], now: string): Scenario[] {
   const g: GenContext = {

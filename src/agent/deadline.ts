@@ -19,7 +19,7 @@ export function createDeadline(ms: number, clientSignal?: AbortSignal): Deadline
   };
 }
 
-export class DeadlineError extends Error {
+class DeadlineError extends Error {
   constructor(ms: number) {
     super(`agent deadline of ${ms} ms passed`);
     this.name = 'DeadlineError';

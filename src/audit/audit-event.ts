@@ -37,8 +37,8 @@ export interface AuditFacts {
   address?: string;
 }
 
-export const AUDIT_SOURCE = 'fhir-agent-gateway';
-export const KEY_ID_SYSTEM = 'urn:fhir-agent-gateway:api-key-id';
+const AUDIT_SOURCE = 'fhir-agent-gateway';
+const KEY_ID_SYSTEM = 'urn:fhir-agent-gateway:api-key-id';
 
 const ACTION: Record<AuditSubtype, AuditEvent['action']> = {
   read: 'R',
@@ -56,7 +56,7 @@ const ACTION: Record<AuditSubtype, AuditEvent['action']> = {
 };
 
 /** 0 success, 4 minor failure (refused, not found, bad request), 8 serious failure (server or network). */
-export function auditOutcome(status: number | undefined): AuditEvent['outcome'] {
+function auditOutcome(status: number | undefined): AuditEvent['outcome'] {
   if (status === undefined || status >= 500) return '8';
   return status >= 400 ? '4' : '0';
 }

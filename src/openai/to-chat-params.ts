@@ -5,7 +5,7 @@ import { ApiError, invalidRequest } from './api-error.ts';
 import { chatRequestSchema, MAX_TOKENS_CAP, type ChatRequest } from './chat-request.ts';
 import { validateImageUrl } from './validate-image-url.ts';
 
-export function issueParam(path: ReadonlyArray<PropertyKey>): string {
+function issueParam(path: ReadonlyArray<PropertyKey>): string {
   return path.reduce<string>((acc, key) => (typeof key === 'number' ? `${acc}[${key}]` : acc ? `${acc}.${String(key)}` : String(key)), '');
 }
 

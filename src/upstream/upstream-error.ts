@@ -22,7 +22,7 @@ export class UpstreamError extends Error {
 }
 
 /** 408, 409, 429 and 5xx are worth another try; undefined means a network error. */
-export function isRetryableStatus(status: number | undefined): boolean {
+function isRetryableStatus(status: number | undefined): boolean {
   if (status === undefined) return true;
   return status === 408 || status === 409 || status === 429 || status >= 500;
 }

@@ -14,12 +14,12 @@ const recordedToolCall = readFileSync(new URL('../../fixtures/upstream/deepseek-
   .filter((l) => l.trim());
 
 /** SSE events of step 1, the recorded tool call with the patient swapped in. */
-export function toolCallEvents(patient: string): string[] {
+function toolCallEvents(patient: string): string[] {
   return [...recordedToolCall.map((l) => `data: ${l.replaceAll(RECORDED_PATIENT, patient)}\n\n`), 'data: [DONE]\n\n'];
 }
 
 /** SSE events of step 2: role, `tokens` content tokens, the finish with usage, [DONE]. */
-export function answerEvents(tokens: number): string[] {
+function answerEvents(tokens: number): string[] {
   const chunk = (delta: unknown, finish: string | null = null, usage?: unknown) =>
     `data: ${JSON.stringify({
       id: 'chatcmpl-soak',

@@ -5,7 +5,7 @@ import type { Pool } from 'undici';
 
 export const SOAK_API_KEY = 'soak-bench-key';
 export const SOAK_MODEL_ID = 'fhir-agent-gateway/clinical-reasoner';
-export const SOAK_TOOL = 'search_observations';
+const SOAK_TOOL = 'search_observations';
 
 /** One conversation: its total time, request to the end of the stream, and why it failed if it did. */
 export interface StreamOutcome {

@@ -35,7 +35,7 @@ const operationOutcome = z.object({
 });
 
 /** tools/tool.ts: `ToolResult`, with the error codes it documents. */
-export const TOOL_ERROR_CODES = [
+const TOOL_ERROR_CODES = [
   'invalid_arguments',
   'unknown_tool',
   'writes_disabled',

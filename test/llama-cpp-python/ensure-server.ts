@@ -13,12 +13,12 @@ import { fetchSmolLm2 } from '../../scripts/fetch-smollm2.ts';
 const run = promisify(execFile);
 
 export const LLAMA_CPP_PYTHON_VERSION = '0.3.36';
-export const LLAMA_CPP_PYTHON_VENV = path.join(os.homedir(), `.cache/fhir-agent-gateway/llama-cpp-python-${LLAMA_CPP_PYTHON_VERSION}/venv`);
+const LLAMA_CPP_PYTHON_VENV = path.join(os.homedir(), `.cache/fhir-agent-gateway/llama-cpp-python-${LLAMA_CPP_PYTHON_VERSION}/venv`);
 /** Written last, so a half-made venv (killed pip, failed build) is made again rather than trusted. */
 const READY_MARK = '.fhir-agent-gateway-ready';
 
 /** The venv's python, making the venv first if needed. `LLAMA_CPP_PYTHON_VENV` points at another ready venv. */
-export async function ensureLlamaCppPython(o: { venv?: string; log?: (line: string) => void } = {}): Promise<string> {
+async function ensureLlamaCppPython(o: { venv?: string; log?: (line: string) => void } = {}): Promise<string> {
   const venv = o.venv ?? process.env.LLAMA_CPP_PYTHON_VENV ?? LLAMA_CPP_PYTHON_VENV;
   const python = path.join(venv, 'bin', 'python');
   if (existsSync(path.join(venv, READY_MARK)) || (o.venv ?? process.env.LLAMA_CPP_PYTHON_VENV)) {

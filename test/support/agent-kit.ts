@@ -141,7 +141,7 @@ function parseMaybe(text: string): unknown {
 
 export const toolNames = (body: any): string[] => (body.tools ?? []).map((t: any) => t.function.name);
 
-export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Polls until `cond` holds or the time is up. */
 export async function until(cond: () => boolean, ms = 5000): Promise<boolean> {

@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 
 /** Same major as docker-compose.yml; test/hapi/pom.xml pins the matching HAPI library version. */
-export const HAPI_IMAGE = 'hapiproject/hapi:v8.8.0-1';
+const HAPI_IMAGE = 'hapiproject/hapi:v8.8.0-1';
 
 const HAPI_DIR = fileURLToPath(new URL('../hapi/', import.meta.url));
 

@@ -16,7 +16,7 @@ export interface LoaderBackend {
 /** Setup returns a backend with no data yet, or a reason to skip (printed). */
 export type LoaderBackendSetup = () => Promise<LoaderBackend | { skip: string }>;
 
-export function collectReferences(node: unknown, out: string[] = []): string[] {
+function collectReferences(node: unknown, out: string[] = []): string[] {
   if (Array.isArray(node)) node.forEach((n) => collectReferences(n, out));
   else if (node && typeof node === 'object') {
     const record = node as Record<string, unknown>;

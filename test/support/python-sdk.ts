@@ -9,9 +9,9 @@ const run = promisify(execFile);
 const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../..');
 const VENV = path.join(ROOT, 'node_modules/.cache/fhir-agent-gateway/py-openai');
 /** The venv's python. */
-export const PYTHON = path.join(VENV, 'bin', 'python');
+const PYTHON = path.join(VENV, 'bin', 'python');
 /** test/python: the scripts and requirements.txt. */
-export const PYTHON_DIR = path.join(ROOT, 'test/python');
+const PYTHON_DIR = path.join(ROOT, 'test/python');
 
 /** Makes the venv with the pinned SDK; returns a reason to skip when this machine cannot (no python3, venv or PyPI). */
 export async function ensurePythonSdk(): Promise<string | null> {

@@ -24,7 +24,7 @@ export function loadExchange(server: string, name: string): RecordedExchange {
 }
 
 /** The fake-upstream reply that reproduces a recorded response; undefined for an exchange with none. */
-export function toFakeResponse(ex: RecordedExchange): FakeResponse | undefined {
+function toFakeResponse(ex: RecordedExchange): FakeResponse | undefined {
   if (!ex.response) return undefined;
   const { status, headers, body } = ex.response;
   // A string body goes out as is (SSE text, plain-text errors) under the recorded content-type.

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import type { Bundle, BundleEntry, Resource } from '@medplum/fhirtypes';
 
-export const SYNTHEA_ORG_SYSTEM = 'https://github.com/synthetichealth/synthea';
+const SYNTHEA_ORG_SYSTEM = 'https://github.com/synthetichealth/synthea';
 export const NPI_SYSTEM = 'http://hl7.org/fhir/sid/us-npi';
 
 /** A uuid-shaped value derived from a seed, so the sample is the same on every run. */

@@ -14,7 +14,7 @@ import type { Resource } from '@medplum/fhirtypes';
 import type { SearchFilter, SearchValue } from './parse-search-query.ts';
 import { normaliseReference, searchValues } from './search-values.ts';
 
-export function normaliseText(s: string): string {
+function normaliseText(s: string): string {
   return s
     .normalize('NFD')
     .replace(/[\u0300-\u036f]/g, '')

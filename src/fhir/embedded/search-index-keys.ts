@@ -4,7 +4,7 @@ import { convertToSearchableReferences, convertToSearchableTokens } from '@medpl
 import type { Resource } from '@medplum/fhirtypes';
 import { findSearchParameter, normaliseReference, searchValues } from './search-values.ts';
 
-export const INDEXED_PARAMS = ['patient', 'subject', 'code', 'identifier'] as const;
+const INDEXED_PARAMS = ['patient', 'subject', 'code', 'identifier'] as const;
 
 const byType = new Map<string, string[]>();
 

@@ -34,7 +34,7 @@ export interface StoreRepositoryOptions {
 type Stored = Resource & { id: string };
 
 /** HAPI's wording is what loaders look for (SUCCESSFUL_UPDATE_NO_CHANGE / "no changes detected"). */
-export const noChange = withDiagnostics(allOk, 'No changes detected; version kept');
+const noChange = withDiagnostics(allOk, 'No changes detected; version kept');
 
 /** The resource without its server-managed meta, keys sorted: equal strings mean an update would change nothing. */
 function content(resource: Resource): string {

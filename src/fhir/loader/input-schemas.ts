@@ -7,7 +7,7 @@ export const ResourceSchema = z.looseObject({
 });
 export type LoadableResource = z.infer<typeof ResourceSchema>;
 
-export const BundleRequestSchema = z.looseObject({
+const BundleRequestSchema = z.looseObject({
   method: z.enum(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE']),
   url: z.string().min(1),
 });

@@ -50,7 +50,7 @@ const TYPE_RANK: Record<string, number> = {
 const DEFAULT_TYPE_RANK = 9;
 const PATIENT_BUNDLE_RANK = 5;
 
-export function rankFile(path: string, kind: PlannedFile['kind']): number {
+function rankFile(path: string, kind: PlannedFile['kind']): number {
   const name = basename(path);
   if (kind === 'bundle') {
     // Synthea writes these beside the patient bundles; patients point into them with conditional references.

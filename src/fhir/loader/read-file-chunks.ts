@@ -16,7 +16,7 @@ import {
 import type { PlannedFile } from './plan-load-files.ts';
 
 /** Thrown for a file that cannot be read at all; the loader reports it once with entryIndex -1. */
-export class UnreadableFileError extends Error {}
+class UnreadableFileError extends Error {}
 
 function modeFor(bundleType: string): ChunkMode {
   // collection (and searchset, document, ...) becomes a transaction of PUTs.

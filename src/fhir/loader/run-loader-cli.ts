@@ -7,10 +7,10 @@ import { formatLoadProgress, loadFraction } from './format-load-progress.ts';
 import { loadFhirFiles } from './load-fhir-files.ts';
 import { waitForServer } from './wait-for-server.ts';
 
-export const DEFAULT_FHIR_BASE_URL = 'http://127.0.0.1:8080/fhir';
+const DEFAULT_FHIR_BASE_URL = 'http://127.0.0.1:8080/fhir';
 const MAX_ERRORS_PRINTED = 50;
 
-export const USAGE = `Load FHIR R4 data into a FHIR server (the embedded one, HAPI, or any other).
+const USAGE = `Load FHIR R4 data into a FHIR server (the embedded one, HAPI, or any other).
 
 Usage: npm run load -- [options] <files or directories...>
 

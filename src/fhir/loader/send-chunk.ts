@@ -11,7 +11,7 @@ export type EntryOutcome =
 // HAPI tells a no-op update apart in the entry's OperationOutcome.
 const NO_CHANGE = /SUCCESSFUL_UPDATE_NO_CHANGE|no changes? (were |was )?detected/i;
 
-export function describeOutcome(outcome: OperationOutcome | undefined): string | undefined {
+function describeOutcome(outcome: OperationOutcome | undefined): string | undefined {
   const texts = (outcome?.issue ?? [])
     .map((i) => i.diagnostics ?? i.details?.text ?? i.details?.coding?.[0]?.code)
     .filter((t): t is string => Boolean(t));

@@ -38,7 +38,7 @@ function serverMessageRaw(body: string): string {
  * although no retry can help. They are the client's 400; only `loc` and `msg` are kept, never pydantic's `input`,
  * which can echo message content.
  */
-export function validationFailure(body: string): string | undefined {
+function validationFailure(body: string): string | undefined {
   const message = serverMessageRaw(body);
   if (!/^\d+ validation errors?:/.test(message)) return undefined;
   const details = [...message.matchAll(/'loc': \(([^)]*)\), 'msg': '([^']*)'/g)].map(

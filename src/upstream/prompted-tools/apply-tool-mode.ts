@@ -3,11 +3,10 @@
 import type { ModelUpstream } from '../model-upstream.ts';
 import { createPromptedToolsUpstream } from './prompted-tools-upstream.ts';
 
-export const TOOL_MODES = ['auto', 'native', 'prompted'] as const;
-export type ToolMode = (typeof TOOL_MODES)[number];
+export type ToolMode = 'auto' | 'native' | 'prompted';
 
 /** Flavours whose server drops `tools` without a word (llama-cpp-python's default chat handlers, issue 9). */
-export const TOOLLESS_FLAVOURS: ReadonlySet<string> = new Set(['llama-cpp-python']);
+const TOOLLESS_FLAVOURS: ReadonlySet<string> = new Set(['llama-cpp-python']);
 
 export function applyToolMode(upstream: ModelUpstream, mode: ToolMode, o: { generateId?: () => string } = {}): ModelUpstream {
   const prompted = mode === 'prompted' || (mode === 'auto' && TOOLLESS_FLAVOURS.has(upstream.flavour));

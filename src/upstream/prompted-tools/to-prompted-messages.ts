@@ -53,7 +53,7 @@ function withToolPrompt(out: ChatMessage[], toolPrompt: string): void {
 }
 
 /** One call as the model would have written it. Arguments that are not JSON (a malformed call) go in as a string. */
-export function renderToolCall(call: ToolCall): string {
+function renderToolCall(call: ToolCall): string {
   const raw = call.function.arguments;
   let args: string;
   try {

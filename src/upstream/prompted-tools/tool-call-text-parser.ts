@@ -5,7 +5,7 @@
 import { parseToolCallBlock, type ParsedToolCall } from './parse-tool-call-block.ts';
 
 export const TOOL_CALL_OPEN = '<tool_call>';
-export const TOOL_CALL_CLOSE = '</tool_call>';
+const TOOL_CALL_CLOSE = '</tool_call>';
 
 export type TextPiece = { type: 'content'; text: string } | ({ type: 'tool-call' } & ParsedToolCall);
 
