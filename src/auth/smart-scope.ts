@@ -16,7 +16,7 @@ export interface SmartScope {
 }
 
 /** `chat`: may call POST /v1/chat/completions. `tools:write`: the agent's write tools may write with this key. */
-const KEY_FLAGS = ['chat', 'tools:write'] as const;
+export const KEY_FLAGS = ['chat', 'tools:write'] as const;
 export type KeyFlag = (typeof KEY_FLAGS)[number];
 
 export interface ScopeGrant {
