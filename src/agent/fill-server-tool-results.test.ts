@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { ChatMessage, ToolCall } from '../openai/chat-request.ts';
 import type { ExecutedToolCall } from './execute-server-tool-calls.ts';
-import { fillServerToolResults } from './fill-server-tool-results.ts';
-import { createToolResultCache } from './tool-result-cache.ts';
+import { fillServerToolResults, type FillOptions } from './fill-server-tool-results.ts';
+import { createToolResultCache, type ToolResultCache } from './tool-result-cache.ts';
 
 const call = (id: string, name: string, args = '{}'): ToolCall => ({ id, type: 'function', function: { name, arguments: args } });
 const CLIENT = new Set(['client_tool']);
@@ -43,6 +43,10 @@ const mixedTurn = (): ChatMessage[] => [
   { role: 'user', content: 'go on' },
 ];
 
+/** The options every case shares: the client's tool names, and up to 32 calls run again unless a case says less. */
+const fill = (messages: ChatMessage[], cache: ToolResultCache, exec: { execute: FillOptions['execute'] }, maxExecuted = 32) =>
+  fillServerToolResults({ messages, clientToolNames: CLIENT, cache, execute: exec.execute, maxExecuted });
+
 describe('fillServerToolResults', () => {
   it('leaves a history without gaps alone and executes nothing', async () => {
     const messages: ChatMessage[] = [
@@ -51,13 +55,7 @@ describe('fillServerToolResults', () => {
       { role: 'tool', tool_call_id: 'c1', content: 'x' },
     ];
     const exec = recordingExecutor();
-    const out = await fillServerToolResults({
-      messages,
-      clientToolNames: CLIENT,
-      cache: createToolResultCache(),
-      execute: exec.execute,
-      maxExecuted: 32,
-    });
+    const out = await fill(messages, createToolResultCache(), exec);
     expect(out.messages).toBe(messages);
     expect(out.filled).toEqual([]);
     expect(exec.asked).toEqual([]);
@@ -67,13 +65,7 @@ describe('fillServerToolResults', () => {
     const cache = createToolResultCache();
     cache.set('s1', { name: 'search_observations', arguments: '{"code":"A1C"}', content: 'cached:s1' });
     const exec = recordingExecutor();
-    const out = await fillServerToolResults({
-      messages: mixedTurn(),
-      clientToolNames: CLIENT,
-      cache,
-      execute: exec.execute,
-      maxExecuted: 32,
-    });
+    const out = await fill(mixedTurn(), cache, exec);
     expect(exec.asked).toEqual([['s2']]);
     expect(out.filled).toEqual([
       { tool_call_id: 's1', source: 'cache' },
@@ -95,13 +87,7 @@ describe('fillServerToolResults', () => {
     cache.set('s1', { name: 'search_observations', arguments: '{"code":"K"}', content: 'stale' });
     cache.set('s2', { name: 'search_conditions', arguments: '{}', content: 'stale' });
     const exec = recordingExecutor();
-    const out = await fillServerToolResults({
-      messages: mixedTurn(),
-      clientToolNames: CLIENT,
-      cache,
-      execute: exec.execute,
-      maxExecuted: 32,
-    });
+    const out = await fill(mixedTurn(), cache, exec);
     expect(exec.asked).toEqual([['s1', 's2']]);
     expect(out.filled.every((f) => f.source === 'executed')).toBe(true);
     expect(JSON.stringify(out.messages)).not.toContain('stale');
@@ -113,13 +99,7 @@ describe('fillServerToolResults', () => {
       { role: 'tool', tool_call_id: 's1', content: 'client forwarded the server result' },
     ];
     const exec = recordingExecutor();
-    const out = await fillServerToolResults({
-      messages,
-      clientToolNames: CLIENT,
-      cache: createToolResultCache(),
-      execute: exec.execute,
-      maxExecuted: 32,
-    });
+    const out = await fill(messages, createToolResultCache(), exec);
     expect(exec.asked).toEqual([]);
     expect(out.messages).toEqual(messages);
   });
@@ -132,13 +112,7 @@ describe('fillServerToolResults', () => {
       { role: 'tool', tool_call_id: 'c2', content: 'two' },
     ];
     const exec = recordingExecutor();
-    const out = await fillServerToolResults({
-      messages,
-      clientToolNames: CLIENT,
-      cache: createToolResultCache(),
-      execute: exec.execute,
-      maxExecuted: 32,
-    });
+    const out = await fill(messages, createToolResultCache(), exec);
     expect(exec.asked).toEqual([['a1', 'b1']]);
     expect(out.messages.map((m) => (m.role === 'tool' ? m.tool_call_id : m.role))).toEqual([
       'assistant',
@@ -156,13 +130,7 @@ describe('fillServerToolResults', () => {
       { role: 'assistant', content: null, tool_calls: calls },
     ];
     const exec = recordingExecutor();
-    const out = await fillServerToolResults({
-      messages,
-      clientToolNames: CLIENT,
-      cache: createToolResultCache(),
-      execute: exec.execute,
-      maxExecuted: 2,
-    });
+    const out = await fill(messages, createToolResultCache(), exec, 2);
     expect(exec.asked).toEqual([['s0', 's1']]);
     expect(out.filled.filter((f) => f.source === 'skipped').map((f) => f.tool_call_id)).toEqual(['s2', 's3', 's4']);
     const skipped = out.messages.filter((m) => m.role === 'tool' && m.tool_call_id === 's4')[0] as { content: string };
