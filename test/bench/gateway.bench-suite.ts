@@ -1,6 +1,6 @@
 // Gateway throughput and latency: direct upstream (the physical limit), a bare fastify+undici pass-through
 // (the floor any Node proxy pays) and the gateway, measured the same way in the same run.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { startBenchChild, type BenchChild } from './start-bench-child.ts';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { request } from 'undici';
@@ -14,25 +14,7 @@ const CONNECTIONS = 16;
 const PACE_MS = Number(process.env.BENCH_PACE_MS ?? 2);
 const PACED_STREAMS = Number(process.env.BENCH_PACED_STREAMS ?? 64);
 
-interface Started {
-  port: number;
-  child: ChildProcess;
-}
-
-function startChild(args: string[]): Promise<Started> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', SERVERS, ...args], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    let out = '';
-    child.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
-      const m = /READY (\d+)/.exec(out);
-      if (m) resolve({ port: Number(m[1]), child });
-    });
-    child.on('exit', (code) => reject(new Error(`bench server ${args[0]} exited with ${code}`)));
-  });
-}
+const startChild = (args: string[]): Promise<BenchChild> => startBenchChild(SERVERS, args);
 
 interface Measured {
   rps: number;

@@ -1,7 +1,8 @@
 // The soak (issue 12): the gateway and a paced fake model in child processes, `concurrency` streamed conversations
 // through the tool loop kept in flight for `seconds` (as one ends the next starts), and the gateway's memory after
 // a full GC at the end of the warm-up and at the end. Shared by the bench suite and its short form in `npm test`.
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { startBenchChild, type BenchChild } from './start-bench-child.ts';
 import { fileURLToPath } from 'node:url';
 import { Pool } from 'undici';
 import { percentile } from './latency.ts';
@@ -50,25 +51,8 @@ export interface SoakResult {
   memory: { warm: MemorySample; end: MemorySample };
 }
 
-interface Child {
-  port: number;
-  child: ChildProcess;
-}
-
-function startChild(args: string[], o: { ipc: boolean }): Promise<Child> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', SERVERS, ...args], {
-      stdio: ['ignore', 'pipe', 'inherit', ...(o.ipc ? (['ipc'] as const) : [])],
-    });
-    let out = '';
-    child.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
-      const m = /READY (\d+)/.exec(out);
-      if (m) resolve({ port: Number(m[1]), child });
-    });
-    child.on('exit', (code, signal) => reject(new Error(`soak server ${args[0]} exited (${code ?? signal})`)));
-  });
-}
+const startChild = (args: string[], o: { ipc: boolean }): Promise<BenchChild> =>
+  startBenchChild(SERVERS, args, { nodeArgs: ['--expose-gc'], ipc: o.ipc });
 
 function memoryOf(child: ChildProcess): Promise<MemorySample> {
   return new Promise((resolve, reject) => {
@@ -142,7 +126,7 @@ async function measureDirect(port: number, o: SoakOptions): Promise<LoadSummary>
 export async function runSoak(o: SoakOptions): Promise<SoakResult> {
   const say = o.progress ?? (() => {});
   const model = await startChild(['model', String(o.tokens), String(o.paceMs)], { ipc: false });
-  let gateway: Child | undefined;
+  let gateway: BenchChild | undefined;
   try {
     const direct = o.baselineSeconds > 0 ? await measureDirect(model.port, o) : undefined;
     if (direct) say(`direct to the fake: ${direct.completed} conversations, p50 ${direct.p50.toFixed(0)} ms, ${direct.errors} errors`);
