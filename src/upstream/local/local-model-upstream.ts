@@ -178,9 +178,11 @@ export function createLocalModelUpstream(o: LocalModelUpstreamOptions): ModelUps
         });
       }
     }
-    for (const [index, tc] of emit ? toolCalls.entries() : []) {
-      emit!({ type: 'tool-call-start', index, id: tc.id, name: tc.function.name });
-      emit!({ type: 'tool-call-args', index, text: tc.function.arguments });
+    if (emit) {
+      for (const [index, tc] of toolCalls.entries()) {
+        emit({ type: 'tool-call-start', index, id: tc.id, name: tc.function.name });
+        emit({ type: 'tool-call-args', index, text: tc.function.arguments });
+      }
     }
 
     const meterAfter = sequence.tokenMeter.getState();
@@ -191,7 +193,7 @@ export function createLocalModelUpstream(o: LocalModelUpstreamOptions): ModelUps
       completion_tokens: completion,
       total_tokens: promptTokens + completion,
       // Tokens of the prompt that were already in this sequence's KV cache: not evaluated again.
-      cached_tokens: Math.max(0, Math.min(promptTokens, promptTokens - evaluated)),
+      cached_tokens: Math.max(0, promptTokens - evaluated),
     };
     const finishReason = toolCalls.length ? 'tool_calls' : stop === 'maxTokens' ? 'length' : 'stop';
     return {
