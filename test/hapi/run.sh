@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Build (once) and run a real HAPI FHIR 8.8 R4 JPA server on in-memory H2, without Docker.
+# Build (once) and run a real HAPI FHIR 8.8 R4 JPA server on in-memory H2 (or PostgreSQL), without Docker.
 #   bash test/hapi/run.sh               build if needed, serve on HAPI_PORT (default 8090), stay in the foreground
 #   bash test/hapi/run.sh --build-only  build if needed, then exit
 # Env: HAPI_PORT, HAPI_HOST (default 127.0.0.1), HAPI_JAVA_OPTS (extra JVM flags after jvm.options),
 #      HAPI_WAIT_SECONDS (default 180), HAPI_LOG_LEVEL (default WARN). Synthetic data only.
+#      HAPI_JDBC_URL (default jdbc:h2:mem:hapi;DB_CLOSE_DELAY=-1; or jdbc:postgresql://HOST:PORT/DB, whose tables
+#      HAPI creates on first start), HAPI_JDBC_USER, HAPI_JDBC_PASSWORD.
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"

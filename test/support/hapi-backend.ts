@@ -36,12 +36,23 @@ export interface StartHapiBackendOptions {
   dockerProbeMs?: number;
   /** Progress lines (build started, server ready); default none. */
   log?: (line: string) => void;
+  /**
+   * A database for HAPI instead of in-memory H2 (e.g. PostgreSQL). Runs test/hapi's launcher with HAPI_JDBC_URL,
+   * never HAPI_BASE_URL or Docker: their servers bring their own database.
+   */
+  database?: { jdbcUrl: string; user: string; password: string };
 }
 
 const capabilitySchema = z.object({ resourceType: z.literal('CapabilityStatement'), fhirVersion: z.string() });
 
 export async function startHapiBackend(options: StartHapiBackendOptions = {}): Promise<HapiStart> {
   const env = options.env ?? process.env;
+  if (options.database) {
+    const { jdbcUrl, user, password } = options.database;
+    if (!onPath('java', env)) return { skip: 'no java on PATH for the launcher in test/hapi' };
+    const withDb = { ...env, HAPI_JDBC_URL: jdbcUrl, HAPI_JDBC_USER: user, HAPI_JDBC_PASSWORD: password };
+    return startJavaHapi(withDb, options, 'HAPI on a given database runs on the launcher in test/hapi');
+  }
   const external = env.HAPI_BASE_URL?.trim();
   if (external) {
     const baseUrl = external.replace(/\/+$/, '');

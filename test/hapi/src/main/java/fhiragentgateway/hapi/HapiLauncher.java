@@ -8,7 +8,7 @@ import org.eclipse.jetty.server.ServerConnector;
 import org.springframework.context.annotation.AnnotationConfigApplicationContext;
 
 /**
- * Starts HAPI FHIR R4 (JPA, in-memory H2) at http://HOST:PORT/fhir on embedded Jetty.
+ * Starts HAPI FHIR R4 (JPA; in-memory H2, or PostgreSQL with HAPI_JDBC_URL: see HapiServerConfig) at http://HOST:PORT/fhir on embedded Jetty.
  * HAPI_PORT (default 8090) and HAPI_HOST (default 127.0.0.1) choose the address; port 0 picks a free one.
  * Prints "HAPI_READY <base url>" once the FHIR servlet answers, so a parent process can wait for it.
  * With HAPI_EXIT_ON_STDIN_EOF=1 it exits when its stdin closes: a parent that dies, even by SIGKILL,
@@ -74,7 +74,7 @@ public final class HapiLauncher {
 		System.exit(0);
 	}
 
-	private static String env(String name, String fallback) {
+	static String env(String name, String fallback) {
 		String value = System.getProperty(name, System.getenv(name));
 		return value == null || value.isBlank() ? fallback : value;
 	}

@@ -18,6 +18,7 @@ import ca.uhn.fhir.jpa.config.r4.JpaR4Config;
 import ca.uhn.fhir.jpa.config.util.HapiEntityManagerFactoryUtil;
 import ca.uhn.fhir.jpa.model.config.PartitionSettings;
 import ca.uhn.fhir.jpa.model.dialect.HapiFhirH2Dialect;
+import ca.uhn.fhir.jpa.model.dialect.HapiFhirPostgresDialect;
 import ca.uhn.fhir.jpa.provider.IJpaSystemProvider;
 import ca.uhn.fhir.jpa.provider.JpaCapabilityStatementProvider;
 import ca.uhn.fhir.jpa.search.DatabaseBackedPagingProvider;
@@ -42,7 +43,8 @@ import javax.sql.DataSource;
 import java.util.Properties;
 
 /**
- * The Spring wiring of a HAPI FHIR R4 JPA server on in-memory H2. The defaults follow
+ * The Spring wiring of a HAPI FHIR R4 JPA server on in-memory H2, or on PostgreSQL when HAPI_JDBC_URL is a
+ * jdbc:postgresql: URL (HAPI_JDBC_USER, HAPI_JDBC_PASSWORD). The defaults follow
  * hapi-fhir-jpaserver-starter's application.yaml plus docker-compose.yml's overrides, so tests see the
  * same behaviour as the hapiproject/hapi image.
  */
@@ -79,14 +81,19 @@ public class HapiServerConfig {
 		return new PartitionSettings();
 	}
 
+	/** Where HAPI keeps its data: H2 in memory unless HAPI_JDBC_URL names another database. */
+	@Bean
+	public Database database() {
+		return Database.fromEnv();
+	}
+
 	@Bean(destroyMethod = "close")
-	public BasicDataSource dataSource() {
+	public BasicDataSource dataSource(Database database) {
 		BasicDataSource ds = new BasicDataSource();
-		ds.setDriverClassName("org.h2.Driver");
-		// DB_CLOSE_DELAY=-1 keeps the database while the pool has no open connection.
-		ds.setUrl("jdbc:h2:mem:hapi;DB_CLOSE_DELAY=-1");
-		ds.setUsername("sa");
-		ds.setPassword("");
+		ds.setDriverClassName(database.driverClass());
+		ds.setUrl(database.url());
+		ds.setUsername(database.user());
+		ds.setPassword(database.password());
 		ds.setMaxTotal(10);
 		return ds;
 	}
@@ -97,18 +104,19 @@ public class HapiServerConfig {
 			ConfigurableListableBeanFactory beanFactory,
 			FhirContext fhirContext,
 			JpaStorageSettings storageSettings,
-			DataSource dataSource) {
+			DataSource dataSource,
+			Database database) {
 		LocalContainerEntityManagerFactoryBean factory =
 				HapiEntityManagerFactoryUtil.newEntityManagerFactory(beanFactory, fhirContext, storageSettings);
 		factory.setPersistenceUnitName("HAPI_PU");
 		factory.setDataSource(dataSource);
-		factory.setJpaProperties(jpaProperties());
+		factory.setJpaProperties(jpaProperties(database));
 		return factory;
 	}
 
-	private static Properties jpaProperties() {
+	private static Properties jpaProperties(Database database) {
 		Properties p = new Properties();
-		p.put("hibernate.dialect", HapiFhirH2Dialect.class.getName());
+		p.put("hibernate.dialect", database.dialectClass());
 		p.put("hibernate.hbm2ddl.auto", "update");
 		p.put("hibernate.format_sql", "false");
 		p.put("hibernate.show_sql", "false");
@@ -117,6 +125,7 @@ public class HapiServerConfig {
 		p.put("hibernate.cache.use_second_level_cache", "false");
 		p.put("hibernate.cache.use_structured_entries", "false");
 		p.put("hibernate.cache.use_minimal_puts", "false");
+		// Hibernate creates (and on a reused PostgreSQL database, updates) HAPI's tables, as the starter does.
 		// No Lucene/Elasticsearch: plain SQL search, as the starter's default.
 		p.put("hibernate.search.enabled", "false");
 		return p;
@@ -163,5 +172,33 @@ public class HapiServerConfig {
 		// Only acts when a DELETE asks for it with _cascade=delete, as in the starter.
 		server.registerInterceptor(new CascadingDeleteInterceptor(ctx, daoRegistry, interceptorBroadcaster, deleterSvc));
 		return server;
+	}
+
+	/**
+	 * The JDBC database, from HAPI_JDBC_URL (default: in-memory H2), HAPI_JDBC_USER and HAPI_JDBC_PASSWORD.
+	 * The driver and Hibernate dialect follow from the URL; HAPI's own dialects handle its sequences and LOBs.
+	 */
+	public record Database(String url, String user, String password, String driverClass, String dialectClass) {
+
+		static Database fromEnv() {
+			String url = HapiLauncher.env("HAPI_JDBC_URL", "jdbc:h2:mem:hapi;DB_CLOSE_DELAY=-1");
+			String user = HapiLauncher.env("HAPI_JDBC_USER", "");
+			String password = HapiLauncher.env("HAPI_JDBC_PASSWORD", "");
+			if (url.startsWith("jdbc:postgresql:")) {
+				return new Database(url, user, password, "org.postgresql.Driver", HapiFhirPostgresDialect.class.getName());
+			}
+			if (url.startsWith("jdbc:h2:")) {
+				// DB_CLOSE_DELAY=-1 keeps an in-memory database while the pool has no open connection.
+				return new Database(url, user.isEmpty() ? "sa" : user, password, "org.h2.Driver", HapiFhirH2Dialect.class.getName());
+			}
+			throw new IllegalArgumentException("HAPI_JDBC_URL must start with jdbc:postgresql: or jdbc:h2: (got "
+					+ url.replaceAll("password=[^&;]*", "password=<redacted>") + ")");
+		}
+
+		/** Never the password: a record's default toString would print it. */
+		@Override
+		public String toString() {
+			return "Database[" + url.replaceAll("password=[^&;]*", "password=<redacted>") + " as " + user + "]";
+		}
 	}
 }
