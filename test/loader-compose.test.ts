@@ -7,16 +7,30 @@ const root = new URL('../', import.meta.url);
 const compose = parse(readFileSync(new URL('docker-compose.yml', root), 'utf8')) as {
   services: Record<string, Record<string, any>>;
 };
-const { hapi, 'hapi-health': health, loader, gateway } = compose.services;
+const { hapi, 'hapi-health': health, loader, gateway, postgres } = compose.services;
 
 describe('docker-compose.yml', () => {
   it('runs HAPI FHIR R4 from a pinned v8 image with a /fhir/metadata healthcheck', () => {
     expect(hapi.image).toMatch(/^hapiproject\/hapi:v8\.\d+\.\d+(-\d+)?$/);
     expect(hapi.environment['hapi.fhir.fhir_version']).toBe('R4');
-    expect(hapi.environment['spring.datasource.url']).toMatch(/^jdbc:h2:mem:/);
     // The distroless HAPI image has no shell or curl; the probe runs in a sidecar on HAPI's network namespace.
     expect(health.network_mode).toBe('service:hapi');
     expect(health.healthcheck.test.join(' ')).toContain('http://127.0.0.1:8080/fhir/metadata');
+  });
+
+  it('keeps HAPI on a PostgreSQL service (issue 14) that is healthy before HAPI starts', () => {
+    expect(postgres.image).toMatch(/^postgres:\d+/);
+    const env = hapi.environment;
+    expect(env['spring.datasource.url']).toBe(`jdbc:postgresql://postgres:5432/${postgres.environment.POSTGRES_DB}`);
+    expect(env['spring.datasource.username']).toBe(postgres.environment.POSTGRES_USER);
+    expect(env['spring.datasource.password']).toBe(postgres.environment.POSTGRES_PASSWORD);
+    expect(env['spring.jpa.properties.hibernate.dialect']).toBe('ca.uhn.fhir.jpa.model.dialect.HapiFhirPostgresDialect');
+    expect(hapi.depends_on.postgres.condition).toBe('service_healthy');
+    expect(postgres.healthcheck.test).toContain('pg_isready');
+    // Data on a named volume, and the database never published to the host.
+    expect(postgres.volumes[0]).toMatch(/^hapi-postgres:\/var\/lib\/postgresql\/data$/);
+    expect(compose).toHaveProperty('volumes.hapi-postgres');
+    expect(postgres.ports).toBeUndefined();
   });
 
   it('loads the synthetic EHR into HAPI once it is healthy', () => {
