@@ -34,7 +34,13 @@ const HeaderRecordSchema = z.object({
   createdAt: z.string(),
   git: z.object({ revision: z.string().nullable(), dirty: z.boolean().nullable() }),
   task: z.string(),
-  dataset: z.object({ source: z.string(), sha256: z.string(), scenarios: z.number() }),
+  dataset: z.object({
+    source: z.string(),
+    sha256: z.string(),
+    scenarios: z.number(),
+    /** Items of the file the harness cannot grade, with why (left out of the run, not counted as failures). */
+    ungradable: z.array(z.object({ id: z.string(), reason: z.string() })).optional(),
+  }),
   solver: z.object({ name: z.string(), args: z.record(z.string(), z.unknown()) }),
   scorers: z.array(z.object({ name: z.string(), args: z.record(z.string(), z.unknown()) })),
   spec: z.record(z.string(), z.unknown()),

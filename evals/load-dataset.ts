@@ -3,20 +3,23 @@ import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { parse as parseYaml } from 'yaml';
 import { ScenarioSchema, type Scenario } from './scenario.ts';
-import {
-  isMedAgentBenchFile,
-  medAgentBenchToScenario,
-  MedAgentBenchTaskFileSchema,
-  type MedAgentBenchTask,
-} from './medagentbench/task-file.ts';
+import type { AgentBenchQuestion } from './fhir-agentbench/agentbench-question.ts';
+import { agentBenchToScenario } from './fhir-agentbench/agentbench-scenario.ts';
+import { isAgentBenchCsv, readAgentBenchCsv } from './fhir-agentbench/read-agentbench-csv.ts';
+import { splitMabTaskFile, type UngradableTask } from './medagentbench/gradability.ts';
+import { isMedAgentBenchFile, medAgentBenchToScenario, type MedAgentBenchTask } from './medagentbench/task-file.ts';
 
 export interface LoadedDataset {
   source: string;
   sha256: string;
-  kind: 'scenarios' | 'medagentbench';
+  kind: 'scenarios' | 'medagentbench' | 'fhir-agentbench';
   scenarios: Scenario[];
   /** The raw tasks when the file is a MedAgentBench task file (the EHR is generated from them). */
   medagentbench?: MedAgentBenchTask[];
+  /** The questions when the file is a FHIR-AgentBench CSV (read as published). */
+  fhirAgentBench?: AgentBenchQuestion[];
+  /** Items the harness cannot grade (reported, left out of the run). */
+  ungradable?: UngradableTask[];
 }
 
 export class DatasetError extends Error {}
@@ -32,10 +35,34 @@ export async function loadDataset(path: string): Promise<LoadedDataset> {
       .map(({ line, n }) => parseScenario(safeJson(line, `${path}:${n}`), `${path}:${n}`));
     return checkIds({ source: path, sha256, kind: 'scenarios', scenarios });
   }
+  if (/\.csv$/i.test(path) || isAgentBenchCsv(text)) {
+    if (!isAgentBenchCsv(text))
+      throw new DatasetError(`${path}: a CSV without FHIR-AgentBench's columns (question_id, question, true_answer, patient_fhir_id)`);
+    let questions: AgentBenchQuestion[];
+    try {
+      questions = readAgentBenchCsv(text, path);
+    } catch (err) {
+      throw new DatasetError((err as Error).message);
+    }
+    return checkIds({
+      source: path,
+      sha256,
+      kind: 'fhir-agentbench',
+      scenarios: questions.map(agentBenchToScenario),
+      fhirAgentBench: questions,
+    });
+  }
   const data: unknown = /\.ya?ml$/i.test(path) ? parseYaml(text) : safeJson(text, path);
   if (isMedAgentBenchFile(data)) {
-    const tasks = MedAgentBenchTaskFileSchema.parse(data);
-    return checkIds({ source: path, sha256, kind: 'medagentbench', scenarios: tasks.map(medAgentBenchToScenario), medagentbench: tasks });
+    const { tasks, ungradable } = splitMabTaskFile(data as unknown[]);
+    return checkIds({
+      source: path,
+      sha256,
+      kind: 'medagentbench',
+      scenarios: tasks.map(medAgentBenchToScenario),
+      medagentbench: tasks,
+      ungradable,
+    });
   }
   const list = Array.isArray(data) ? data : (data as { scenarios?: unknown })?.scenarios;
   if (!Array.isArray(list)) throw new DatasetError(`${path}: expected a list of scenarios (or {scenarios: [...]})`);

@@ -17,6 +17,10 @@ import { defineTask, type Solver } from '../task.ts';
 import { modelSolver } from '../solvers/model-solver.ts';
 import { referenceSolver } from '../solvers/reference-solver.ts';
 import { replaySolver } from '../solvers/replay-solver.ts';
+import { answerKeySolver } from '../solvers/answer-key-solver.ts';
+import { checkGoldData } from '../fhir-agentbench/check-gold-data.ts';
+import { formatAgentBenchSummary, summarizeAgentBench } from '../fhir-agentbench/agentbench-summary.ts';
+import { createMedplumFhirClient } from '../../src/fhir/medplum-fhir-client.ts';
 import { loadSyntheticEhrBundles } from '../../fixtures/synthetic-ehr.ts';
 import { executeTool, openAiToolDefinitions } from '../../tools/index.ts';
 
@@ -42,13 +46,16 @@ export async function runCommand(args: RunArgs, io: RunIo): Promise<number> {
   scenarios = shardScenarios(scenarios, args.shard);
   if (args.limit) scenarios = scenarios.slice(0, args.limit);
 
-  const solver = await makeSolver(args, io);
+  const solver =
+    dataset.kind === 'fhir-agentbench' && args.solver !== 'model' && args.solver !== 'replay'
+      ? answerKeySolver()
+      : await makeSolver(args, io);
   const judge =
     args.judgeBaseUrl && args.judgeModel
       ? { baseUrl: args.judgeBaseUrl, model: args.judgeModel, apiKey: args.apiKey, fetch: io.fetch }
       : undefined;
   const task = defineTask({
-    name: path.basename(source).replace(/\.(jsonl|json|ya?ml)$/i, ''),
+    name: path.basename(source).replace(/\.(jsonl|json|ya?ml|csv)$/i, ''),
     dataset: scenarios,
     solver,
     scorers: defaultScorers({ judge }),
@@ -58,12 +65,29 @@ export async function runCommand(args: RunArgs, io: RunIo): Promise<number> {
   const gateway = args.solver === 'model' && args.mode === 'gateway';
   const headers =
     (args.fhirAuthHeader ?? io.env.FHIR_AUTH_HEADER) ? { authorization: (args.fhirAuthHeader ?? io.env.FHIR_AUTH_HEADER)! } : undefined;
-  const { environment } = await createEnvironment({
+  const created = await createEnvironment({
     fhirBaseUrl: fhirBaseUrl || (gateway && args.baseUrl ? new URL('/fhir', args.baseUrl).href : undefined),
     headers,
     loadEhr: args.loadEhr,
     bundles: async () => (dataset.medagentbench ? generateMabEhr(dataset.medagentbench) : loadSyntheticEhrBundles()),
   });
+  const { environment } = created;
+  // FHIR-AgentBench: questions whose gold resources are not on the server are "data missing", not failures.
+  const dataCheck = dataset.fhirAgentBench
+    ? await checkGoldData(
+        createMedplumFhirClient(
+          created.embedded
+            ? { baseUrl: created.embedded.baseUrl, fetch: created.embedded.fetch }
+            : { baseUrl: environmentBaseUrl(fhirBaseUrl, gateway, args.baseUrl), headers, fetch: io.fetch },
+        ),
+        dataset.fhirAgentBench.filter((q) => scenarios.some((s) => s.id === q.questionId)),
+      )
+    : undefined;
+  if (dataCheck) {
+    const present = new Set(dataCheck.present);
+    scenarios = scenarios.filter((s) => present.has(s.id));
+    task.dataset = scenarios;
+  }
 
   const logPath = args.log ?? path.join('.eval-runs', `${new Date().toISOString().replace(/[:.]/g, '-')}-${task.name}.jsonl`);
   await mkdir(path.dirname(path.resolve(logPath)), { recursive: true });
@@ -80,7 +104,7 @@ export async function runCommand(args: RunArgs, io: RunIo): Promise<number> {
       createdAt: new Date().toISOString(),
       git: await gitRevision(),
       task: task.name,
-      dataset: { source, sha256: dataset.sha256, scenarios: dataset.scenarios.length },
+      dataset: { source, sha256: dataset.sha256, scenarios: dataset.scenarios.length, ungradable: dataset.ungradable ?? [] },
       solver: { name: solver.name, args: solver.args },
       scorers: task.scorers.map((s) => ({ name: s.name, args: s.args })),
       spec: {
@@ -92,6 +116,9 @@ export async function runCommand(args: RunArgs, io: RunIo): Promise<number> {
         shard: args.shard ? `${args.shard.index}/${args.shard.count}` : null,
         isolation: environment.isolation,
         environment: environment.description,
+        ...(dataCheck
+          ? { dataCheck: { present: dataCheck.present.length, dataMissing: dataCheck.missing.length, missing: dataCheck.missing } }
+          : {}),
       },
     });
   } else {
@@ -134,12 +161,13 @@ export async function runCommand(args: RunArgs, io: RunIo): Promise<number> {
   }
   const all = [...prior, ...fresh];
   const summary = summarize(all);
+  const agentBench = dataCheck ? summarizeAgentBench(all, dataCheck.missing.length) : undefined;
   const interrupted = controller.signal.aborted || all.length < planned.size;
   await writer.append({
     type: 'footer',
     status: interrupted ? 'interrupted' : summary.overall.errors ? 'error' : 'success',
     finishedAt: new Date().toISOString(),
-    summary: summary as unknown as Record<string, unknown>,
+    summary: { ...summary, ...(agentBench ? { fhirAgentBench: agentBench } : {}) } as unknown as Record<string, unknown>,
   });
   await writer.close();
   await environment.close();
@@ -153,6 +181,12 @@ export async function runCommand(args: RunArgs, io: RunIo): Promise<number> {
     `tokens: prompt ${o.promptTokens}, completion ${o.completionTokens}, reasoning ${o.reasoningTokens}, cached ${o.cachedTokens}; finish reasons ${JSON.stringify(o.finishReasons)}; tool calls ${o.toolCalls} (${o.toolErrors} errors)\n`,
   );
   if (o.errors) out.write(`harness errors: ${o.errors} (e.g. ${all.find((s) => s.error)?.error?.slice(0, 200)})\n`);
+  const ungradable = dataset.ungradable ?? [];
+  if (ungradable.length) {
+    const shown = ungradable.slice(0, 5).map((u) => `${u.id}: ${u.reason}`);
+    out.write(`ungradable (not run, not counted): ${ungradable.length} (${shown.join('; ')}${ungradable.length > 5 ? '; …' : ''})\n`);
+  }
+  if (agentBench) out.write(`${formatAgentBenchSummary(agentBench)}\n`);
   const pct = o.samples ? (100 * o.passed) / o.samples : 0;
   out.write(`pass rate: ${Number(pct.toFixed(1))}% (${o.passed}/${o.samples})\n`);
   if (interrupted) return EXIT.harnessError;
@@ -163,6 +197,7 @@ export async function runCommand(args: RunArgs, io: RunIo): Promise<number> {
 
 async function makeSolver(args: RunArgs, io: RunIo): Promise<Solver> {
   if (args.solver === 'reference') return referenceSolver();
+  if (args.solver === 'answer-key') throw new UsageError('--solver answer-key needs a FHIR-AgentBench CSV');
   if (args.solver === 'replay') {
     if (!args.replay) throw new UsageError('--solver replay needs --replay <log.jsonl>');
     return replaySolver((await readEvalLog(args.replay)).samples);
@@ -180,6 +215,13 @@ async function makeSolver(args: RunArgs, io: RunIo): Promise<Solver> {
     maxTokens: args.maxTokens,
     tools: args.mode === 'client-tools' ? { definitions: openAiToolDefinitions, execute: executeTool } : undefined,
   });
+}
+
+/** Where the environment's FHIR server is when it is not the embedded one. */
+function environmentBaseUrl(fhirBaseUrl: string | undefined, gateway: boolean, baseUrl: string | undefined): string {
+  const url = fhirBaseUrl || (gateway && baseUrl ? new URL('/fhir', baseUrl).href : undefined);
+  if (!url) throw new UsageError('no FHIR server: give --fhir-base-url');
+  return url;
 }
 
 export class UsageError extends Error {}

@@ -4,7 +4,8 @@ import type { MedicationRequest, Observation, Patient, Resource, ServiceRequest 
 import type { FhirClient } from '../../src/fhir/fhir-client.ts';
 import type { FieldMatcher } from '../scenario.ts';
 import { ageAt, magnesiumDose, potassiumDose, round } from '../suites/clinical-rules.ts';
-import { type MedAgentBenchTask, categoryOf } from './task-file.ts';
+import { GRADER_NEEDS } from './gradability.ts';
+import { type MedAgentBenchTask, categoryOf, mrnOf } from './task-file.ts';
 import { DEFAULT_NOW, MAB, nextDayDate, parseBpValue, parseCode, parseNameAndDob, parseNow, parseReferralNote } from './task-text.ts';
 
 export type AnswerRule =
@@ -56,7 +57,8 @@ export async function computeMabExpectation(
   const category = categoryOf(task.id);
   const nowIso = parseNow(task.context) ?? DEFAULT_NOW;
   const now = Date.parse(nowIso);
-  const mrn = task.eval_MRN;
+  // Categories 2–10 act on one patient; category 1 (and unknown ones) need no MRN.
+  const mrn = GRADER_NEEDS[category] === 'eval_MRN' ? mrnOf(task) : (task.eval_MRN ?? '');
   const subject = { reference: `Patient/${mrn}` };
   const authored: Record<string, FieldMatcher> = opts.clockPinned ? { authoredOn: { prefix: nowIso.slice(0, 16) } } : {};
   const common = { status: 'active', intent: 'order', 'subject.reference': subject.reference } as const;

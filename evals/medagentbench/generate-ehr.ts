@@ -63,12 +63,15 @@ export function generateMabEhr(tasks: MedAgentBenchTask[]): Bundle[] {
       if (who && found) add(patient(String(t.sol?.[0] ?? t.eval_MRN), who.given, who.family, who.birthDate));
       continue;
     }
-    if (!resources.has(`Patient/${t.eval_MRN}`)) add(defaultPatient(t.eval_MRN, nowIso, notFound));
-    const key = (code: string) => `${t.eval_MRN}|${code}`;
+    // Only task1 may lack an MRN among gradable tasks; an unknown category without one has nothing to seed.
+    const mrn = t.eval_MRN;
+    if (!mrn) continue;
+    if (!resources.has(`Patient/${mrn}`)) add(defaultPatient(mrn, nowIso, notFound));
+    const key = (code: string) => `${mrn}|${code}`;
     const labs = (code: string, unit: string, points: Array<[hoursAgo: number, value: number]>) => {
       if (labsDone.has(key(code))) return;
       labsDone.add(key(code));
-      points.forEach(([h, v], i) => add(lab(`${t.eval_MRN}-${code}-${i}`, t.eval_MRN, code, unit, now - h * HOUR, v)));
+      points.forEach(([h, v], i) => add(lab(`${mrn}-${code}-${i}`, mrn, code, unit, now - h * HOUR, v)));
     };
     const r1 = (lo: number, hi: number) => Math.round((lo + rand() * (hi - lo)) * 10) / 10;
     const c = caseOf(t);
@@ -130,14 +133,7 @@ export function generateMabEhr(tasks: MedAgentBenchTask[]): Bundle[] {
     if (!labsDone.has(key('BP'))) {
       labsDone.add(key('BP'));
       for (let i = 0; i < 2; i++)
-        add(
-          bp(
-            `${t.eval_MRN}-BP-${i}`,
-            t.eval_MRN,
-            now - (6 + i * 30) * HOUR,
-            `${110 + Math.floor(rand() * 40)}/${65 + Math.floor(rand() * 25)} mmHg`,
-          ),
-        );
+        add(bp(`${mrn}-BP-${i}`, mrn, now - (6 + i * 30) * HOUR, `${110 + Math.floor(rand() * 40)}/${65 + Math.floor(rand() * 25)} mmHg`));
     }
   }
   const entry: BundleEntry[] = [...resources.values()].map((resource) => ({

@@ -1,7 +1,7 @@
 // Widens the ten public sample tasks into a full-size MedAgentBench-format file (N per category) by varying
 // MRNs, names and birth dates, so the whole pipeline can be exercised at benchmark scale with synthetic data.
 import { fnv1a } from '../hash.ts';
-import { categoryOf, type MedAgentBenchTask } from './task-file.ts';
+import { categoryOf, mrnOf, type MedAgentBenchTask } from './task-file.ts';
 import { parseNameAndDob } from './task-text.ts';
 
 const GIVEN = ['Elliot', 'Marisol', 'Tobias', 'Ingrid', 'Desmond', 'Priya', 'Lucian', 'Odette', 'Caspian', 'Wren'];
@@ -13,7 +13,7 @@ export function synthesizeMabTasks(samples: MedAgentBenchTask[], perCategory = 3
   for (const sample of samples) {
     const category = categoryOf(sample.id);
     out.push(sample);
-    used.add(sample.eval_MRN);
+    if (sample.eval_MRN) used.add(sample.eval_MRN);
     for (let k = 2; k <= perCategory; k++) {
       const id = `${category}_${k}`;
       let h = fnv1a(id);
@@ -29,9 +29,14 @@ export function synthesizeMabTasks(samples: MedAgentBenchTask[], perCategory = 3
           ? sample.instruction.replace(`${who.given} ${who.family}`, `${given} ${family}`).replace(who.birthDate, dob)
           : sample.instruction;
         const notFound = k % 4 === 0;
-        out.push({ id, instruction, context: sample.context, eval_MRN: mrn, sol: [notFound ? 'Patient not found' : mrn] });
+        // As in the official file, a "Patient not found" task has no eval_MRN.
+        out.push(
+          notFound
+            ? { id, instruction, context: sample.context, sol: ['Patient not found'] }
+            : { id, instruction, context: sample.context, eval_MRN: mrn, sol: [mrn] },
+        );
       } else {
-        out.push({ id, instruction: sample.instruction.split(sample.eval_MRN).join(mrn), context: sample.context, eval_MRN: mrn });
+        out.push({ id, instruction: sample.instruction.split(mrnOf(sample)).join(mrn), context: sample.context, eval_MRN: mrn });
       }
     }
   }
