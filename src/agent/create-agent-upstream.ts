@@ -31,6 +31,8 @@ export interface AgentUpstreamOptions {
   keepaliveMs?: number;
   /** Server results kept for follow-ups to mixed turns; 0 disables the cache (results are re-executed). */
   resultCacheSize?: number;
+  /** The cache itself (e.g. shared in Redis by the replicas). Default: in process, `resultCacheSize` entries. */
+  resultCache?: ToolResultCache;
   /** Monotonic milliseconds, for durations. */
   clock?: () => number;
   /** Per call, from its CallOptions (the caller's API key): its tools. Undefined (or no hook) = the options above. */
@@ -62,7 +64,7 @@ function scopedCache(cache: ToolResultCache, scope: string): ToolResultCache {
  * the next request fills in from a bounded cache keyed by tool_call_id, else by re-executing the call.
  */
 export function createAgentUpstream(opts: AgentUpstreamOptions): ModelUpstream {
-  const cache = createToolResultCache(opts.resultCacheSize);
+  const cache = opts.resultCache ?? createToolResultCache(opts.resultCacheSize);
   const base = {
     now: opts.now ?? (() => new Date()),
     generateId: opts.generateId ?? (() => randomUUID().replaceAll('-', '').slice(0, 24)),
@@ -76,6 +78,8 @@ export function createAgentUpstream(opts: AgentUpstreamOptions): ModelUpstream {
     const caller = opts.toolsFor?.(options);
     const serverTools = caller?.toolDefinitions ?? toolDefinitions;
     const results = caller ? scopedCache(cache, caller.cacheScope) : cache;
+    // Cache writes run beside the loop; the answer waits for them, so a follow-up on any replica finds them.
+    const writes: Array<Promise<void>> = [];
     const loop: AgentLoopOptions = {
       ...base,
       params,
@@ -88,7 +92,8 @@ export function createAgentUpstream(opts: AgentUpstreamOptions): ModelUpstream {
       idempotencyScope: conversationScope(caller?.cacheScope ?? '', params.messages),
       limits: opts.limits,
       signal,
-      onExecuted: (e) => results.set(e.call.id, { name: e.call.function.name, arguments: e.call.function.arguments, content: e.content }),
+      onExecuted: (e) =>
+        void writes.push(results.set(e.call.id, { name: e.call.function.name, arguments: e.call.function.arguments, content: e.content })),
     };
     const fill = await fillServerToolResults({
       messages: initialMessages(params),
@@ -97,11 +102,15 @@ export function createAgentUpstream(opts: AgentUpstreamOptions): ModelUpstream {
       maxExecuted: opts.limits.maxToolCalls,
       execute: (calls) => executeServerToolCalls({ ...loop, calls, step: -1, signal, onResult: loop.onExecuted }),
     });
-    return { loop: { ...loop, messages: fill.messages }, fill };
+    return { loop: { ...loop, messages: fill.messages }, fill, writes };
   }
 
-  async function run(loop: AgentLoopOptions, fill: Awaited<ReturnType<typeof prepare>>['fill']): Promise<AgentLoopResult> {
+  async function run(
+    loop: AgentLoopOptions,
+    { fill, writes }: Omit<Awaited<ReturnType<typeof prepare>>, 'loop'>,
+  ): Promise<AgentLoopResult> {
     const result = await runAgentLoop(loop);
+    await Promise.all(writes);
     if (fill.filled.length) {
       result.audit.filled = fill.filled;
       result.audit.tool_calls.unshift(...fill.executed.map((e) => e.audit));
@@ -117,8 +126,8 @@ export function createAgentUpstream(opts: AgentUpstreamOptions): ModelUpstream {
     async doGenerate(params: ChatParams, options?: CallOptions): Promise<UpstreamCompletion> {
       if (params.serverTools === false) return opts.upstream.doGenerate(params, options);
       const runStep: StepRunner = (p, { signal }) => opts.upstream.doGenerate(p, { signal });
-      const { loop, fill } = await prepare(params, options, signalOf(options), runStep);
-      return (await run(loop, fill)).completion;
+      const { loop, ...rest } = await prepare(params, options, signalOf(options), runStep);
+      return (await run(loop, rest)).completion;
     },
 
     async doStream(params: ChatParams, options?: CallOptions): Promise<AsyncIterable<UpstreamDelta>> {
@@ -131,7 +140,7 @@ export function createAgentUpstream(opts: AgentUpstreamOptions): ModelUpstream {
       let opened!: () => void;
       const ready = new Promise<void>((resolve) => (opened = resolve));
       const runStep = createStreamStepRunner({ upstream: opts.upstream, emit: channel.push, streamContent: !jsonMode, onOpened: opened });
-      const { loop, fill } = await prepare(params, options, signal, runStep);
+      const { loop, ...rest } = await prepare(params, options, signal, runStep);
 
       let keepalive: NodeJS.Timeout | undefined;
       const finished = run(
@@ -143,7 +152,7 @@ export function createAgentUpstream(opts: AgentUpstreamOptions): ModelUpstream {
             if (running) keepalive = setInterval(() => channel.push({ type: 'keepalive' }), keepaliveMs);
           },
         },
-        fill,
+        rest,
       ).finally(() => clearInterval(keepalive));
 
       finished.then(

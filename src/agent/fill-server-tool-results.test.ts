@@ -63,7 +63,7 @@ describe('fillServerToolResults', () => {
 
   it('answers unanswered server calls after the client’s answers, in call order, from the cache or by executing', async () => {
     const cache = createToolResultCache();
-    cache.set('s1', { name: 'search_observations', arguments: '{"code":"A1C"}', content: 'cached:s1' });
+    await cache.set('s1', { name: 'search_observations', arguments: '{"code":"A1C"}', content: 'cached:s1' });
     const exec = recordingExecutor();
     const out = await fill(mixedTurn(), cache, exec);
     expect(exec.asked).toEqual([['s2']]);
@@ -84,8 +84,8 @@ describe('fillServerToolResults', () => {
 
   it('does not trust a cached result for other arguments or another tool under the same id', async () => {
     const cache = createToolResultCache();
-    cache.set('s1', { name: 'search_observations', arguments: '{"code":"K"}', content: 'stale' });
-    cache.set('s2', { name: 'search_conditions', arguments: '{}', content: 'stale' });
+    await cache.set('s1', { name: 'search_observations', arguments: '{"code":"K"}', content: 'stale' });
+    await cache.set('s2', { name: 'search_conditions', arguments: '{}', content: 'stale' });
     const exec = recordingExecutor();
     const out = await fill(mixedTurn(), cache, exec);
     expect(exec.asked).toEqual([['s1', 's2']]);

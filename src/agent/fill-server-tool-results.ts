@@ -31,8 +31,10 @@ export async function fillServerToolResults(o: FillOptions): Promise<FillResult>
   const contents = new Map<string, string>();
   const filled: Array<{ tool_call_id: string; source: 'cache' | 'executed' | 'skipped' }> = [];
   const misses: ToolCall[] = [];
-  for (const { call } of gaps) {
-    const hit = o.cache.get(call.id);
+  // All at once: with a shared cache (Redis) each lookup is a round trip.
+  const hits = await Promise.all(gaps.map(({ call }) => o.cache.get(call.id)));
+  for (const [i, { call }] of gaps.entries()) {
+    const hit = hits[i];
     if (hit && hit.name === call.function.name && hit.arguments === call.function.arguments) {
       contents.set(call.id, hit.content);
       filled.push({ tool_call_id: call.id, source: 'cache' });

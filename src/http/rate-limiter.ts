@@ -1,10 +1,6 @@
-// Token bucket per key: `perMinute` requests per minute with bursts up to the same size.
-
-export interface RateDecision {
-  ok: boolean;
-  /** Seconds until one request is allowed again (only when !ok). */
-  retryAfterS: number;
-}
+// Token bucket per key, in this process: `perMinute` requests per minute with bursts up to the same size.
+// With REDIS_URL the replicas share src/redis/redis-rate-limit.ts instead, and this is its fallback.
+import type { RateDecision } from './rate-limit.ts';
 
 export function createRateLimiter(o: { perMinute: number; now: () => number; maxKeys?: number }): (key: string) => RateDecision {
   const buckets = new Map<string, { tokens: number; at: number }>();

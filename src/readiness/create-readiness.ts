@@ -55,6 +55,6 @@ export function createReadiness(o: ReadinessOptions): () => Promise<ReadinessRep
   return async () => {
     const reports = await Promise.all(o.checks.map(reportOf));
     const components = Object.fromEntries(o.checks.map((c, i) => [c.name, reports[i]!]));
-    return { status: reports.every((r) => r.status === 'ok') ? 'ready' : 'not_ready', components };
+    return { status: reports.every((r) => r.status === 'ok' || r.status === 'degraded') ? 'ready' : 'not_ready', components };
   };
 }

@@ -1,7 +1,8 @@
 // The readiness contract: one check per component the gateway needs to answer a chat request (the model upstream,
 // the FHIR server). Types only; src/gateway-deps.ts builds the checks, src/http/ready-route.ts serves them.
 
-export type ComponentStatus = 'ok' | 'failing' | 'not_configured';
+/** `degraded`: works, with less (e.g. Redis down: per-replica rate limits); it does not make the gateway not ready. */
+export type ComponentStatus = 'ok' | 'degraded' | 'failing' | 'not_configured';
 
 /** What one component said (snake_case: it goes on the wire from GET /ready). */
 export interface ComponentReport {
