@@ -8,6 +8,7 @@ import { chatCompletionsRoute } from './http/chat-completions-route.ts';
 import { registerErrorHandling, sendRejection, toApiError } from './http/error-handler.ts';
 import { sequentialIds } from './http/sequential-ids.ts';
 import { healthRoute, modelsRoutes } from './http/models-route.ts';
+import type { RateDecision, RateLimit } from './http/rate-limit.ts';
 import { createRateLimiter } from './http/rate-limiter.ts';
 import { readyRoute } from './http/ready-route.ts';
 import { ApiError } from './openai/api-error.ts';
@@ -25,16 +26,20 @@ export interface AppDeps {
   generateId?: () => string;
   /** What GET /ready checks. Default: only whether a model is connected. */
   readiness?: ReadinessCheck[];
+  /** The per-key rate limit, e.g. shared in Redis by the replicas. Default: in process, RATE_LIMIT_PER_MINUTE. */
+  rateLimit?: RateLimit;
   /** Extra routes mounted behind the same auth (e.g. the embedded FHIR server under /fhir). */
   plugins?: Array<(app: FastifyInstance) => Promise<void>>;
+  /** Adds request hooks before the auth guard's, so rejected requests are seen too (metrics, traces). */
+  observe?: (app: FastifyInstance) => void;
 }
 
-const PROTECTED = /^\/(v1|fhir)(\/|\?|$)/;
+const PROTECTED = /^\/(v1|fhir|mcp)(\/|\?|$)/;
 const CHAT = /^\/v1\/chat\/completions(\/|\?|$)/;
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** The caller's key and what it may do (the anonymous sandbox's on a keyless loopback gateway); set on /v1 and /fhir. */
+    /** The caller's key and what it may do (the anonymous sandbox's on a keyless loopback gateway); set on /v1, /fhir and /mcp. */
     keyAccess: KeyAccess | undefined;
   }
 }
@@ -73,7 +78,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const resolveKey = createApiKeyResolver(config.apiKeys);
   // Without keys (loopback only): what a plain API_KEYS key may do, and nothing is audited.
   const anonymous = plainKeyAccess('anonymous', { writes: config.FHIR_WRITE_TOOLS, audited: false });
-  const limit = createRateLimiter({ perMinute: config.RATE_LIMIT_PER_MINUTE, now });
+  const limit = deps.rateLimit ?? createRateLimiter({ perMinute: config.RATE_LIMIT_PER_MINUTE, now });
   const callerKey = (req: FastifyRequest) => bearerToken(req.headers.authorization);
   app.decorateRequest('keyAccess', undefined);
 
@@ -107,8 +112,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       );
       return;
     }
-    const decision = limit(config.authEnabled ? `key:${access.id}` : `ip:${req.ip}`);
-    if (!decision.ok) {
+    const decided = (decision: RateDecision): void => {
+      if (decision.ok) return done();
       sendRejection(
         req,
         reply,
@@ -122,10 +127,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
           },
         ),
       );
-      return;
-    }
-    done();
+    };
+    // In process the decision is synchronous; a shared limiter (Redis) answers with a promise that never rejects.
+    const decision = limit(config.authEnabled ? `key:${access.id}` : `ip:${req.ip}`);
+    if (decision instanceof Promise) void decision.then(decided);
+    else decided(decision);
   };
+  deps.observe?.(app);
   app.addHook('onRequest', guard);
 
   // Registered only when it would log: a hook costs on every request even when its line is dropped.

@@ -11,7 +11,18 @@ import { buildApp, type AppDeps } from './app.ts';
 import type { Config } from './config.ts';
 import type { FhirClient } from './fhir/fhir-client.ts';
 import { createGatewayDeps, type GatewayDeps } from './gateway-deps.ts';
+import { mcpRoute } from './mcp/mcp-route.ts';
+import { mcpServerFactory } from './mcp/mcp-server-factory.ts';
 import type { ModelUpstream } from './upstream/model-upstream.ts';
+import { metricsRoute } from './http/metrics-route.ts';
+import { openApiRoute } from './http/openapi-route.ts';
+import { createTelemetry } from './telemetry/create-telemetry.ts';
+import { registerTelemetryHooks } from './telemetry/http-telemetry-hooks.ts';
+import { instrumentChat } from './telemetry/instrument-chat.ts';
+import { instrumentServerTools } from './telemetry/instrument-tool.ts';
+import { readFileSync } from 'node:fs';
+
+const PACKAGE_VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
 /** The FHIR tools of tools/. */
 export const fhirTools: ServerTools = { definitions: openAiToolDefinitions, execute: executeTool };
@@ -35,40 +46,64 @@ export interface ComposedGateway {
   /** Built, not listening. */
   app: FastifyInstance;
   deps: GatewayDeps;
+  /** One caller's MCP server over the same tools (POST /mcp builds one per request; `npm run mcp` one for stdio). */
+  mcpServerFor: ReturnType<typeof mcpServerFactory>;
   /** Closes the app, then its dependencies (the in-process model last). */
   close(): Promise<void>;
 }
 
 export async function composeGateway(opts: ComposeGatewayOptions): Promise<ComposedGateway> {
   const { config, logger } = opts;
+  // Metrics unless METRICS=false, traces only with OTEL_EXPORTER_OTLP_ENDPOINT; what is off is not installed.
+  const telemetry = createTelemetry(config);
+  const tools = instrumentServerTools(opts.tools ?? fhirTools, telemetry);
   const deps = await createGatewayDeps(config, logger, {
-    tools: opts.tools ?? fhirTools,
+    tools,
+    telemetry,
     seed: config.FHIR_SEED ? (opts.seed ?? loadSyntheticEhrBundles) : undefined,
     fhir: opts.fhir,
     model: opts.model,
     audit: opts.audit,
+    now: opts.now,
   });
+  const mcpServerFor = mcpServerFactory({ tools, callerTools: deps.callerTools });
+  const observed = telemetry.metrics || telemetry.tracer;
   let app: FastifyInstance;
   try {
     app = await buildApp({
       config,
-      upstream: deps.upstream,
+      upstream: deps.upstream && observed ? instrumentChat(deps.upstream, telemetry) : deps.upstream,
       logger,
-      plugins: deps.plugins,
+      observe: (app) => registerTelemetryHooks(app, telemetry),
+      plugins: [
+        ...deps.plugins,
+        async (app) => {
+          await app.register(openApiRoute, { modelId: config.MODEL_ID, version: PACKAGE_VERSION });
+          if (telemetry.metrics) await app.register(metricsRoute, { registry: telemetry.metrics.registry, token: config.METRICS_TOKEN });
+        },
+        async (app) => {
+          await app.register(mcpRoute, { serverFor: mcpServerFor });
+        },
+      ],
       readiness: deps.readiness,
+      rateLimit: deps.rateLimit,
       now: opts.now,
       generateId: opts.generateId,
     });
   } catch (err) {
     await deps.close();
+    await telemetry.tracing?.shutdown();
     throw err;
   }
   return {
     app,
     deps,
+    mcpServerFor,
     close: async () => {
       await app.close();
       await deps.close();
+      // Last: the spans of everything above are exported before the exporter stops.
+      await telemetry.tracing?.shutdown();
     },
   };
 }

@@ -79,6 +79,20 @@ export const CONFIG_VARS = {
     help: 'GET /ready: how long a readiness result is reused, so frequent probes cost the dependencies little.',
   },
   RATE_LIMIT_PER_MINUTE: { schema: int(0, 1_000_000_000), default: '600', help: 'Requests per minute per API key (0 = unlimited).' },
+  REDIS_URL: {
+    schema: z.url({ protocol: /^rediss?$/ }),
+    help: 'redis:// or rediss:// URL of a Redis the replicas share: the per-key rate limit (a sliding 60 s window) and the tool-result cache for mixed turns. Unset = both in process. Redis down = each replica limits on its own (logged once a minute).',
+  },
+  REDIS_KEY_PREFIX: {
+    schema: z.string().regex(/^[\w.:-]{0,64}$/, 'letters, digits and _ . : - only, at most 64'),
+    default: 'fhir-agent-gateway:',
+    help: 'Prefix of every Redis key, so deployments can share one Redis.',
+  },
+  REDIS_TIMEOUT_MS: {
+    schema: int(10, 60_000),
+    default: '250',
+    help: 'Longest wait for one Redis command; past it the request uses the in-process fallback.',
+  },
   BODY_LIMIT_BYTES: { schema: int(1024, 1_073_741_824), default: '26214400', help: 'Largest accepted request body.' },
   IMAGE_MAX_BYTES: { schema: int(1, 1_073_741_824), default: '20971520', help: 'Largest decoded data: image in a message.' },
   LOG_LEVEL: { schema: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']), default: 'info', help: 'pino log level.' },
@@ -131,6 +145,20 @@ export const CONFIG_VARS = {
     default: 'true',
     help: 'At boot, evaluate the FHIR tools prompt prefix into the KV cache (when SERVER_TOOLS is on), so the first tool request is fast.',
   },
+  METRICS: {
+    schema: bool,
+    default: 'true',
+    help: 'Prometheus metrics at GET /metrics (no message content, no patient ids in labels).',
+  },
+  METRICS_TOKEN: {
+    schema: z.string().min(16),
+    help: 'Bearer token a scraper sends for GET /metrics (then required from every client). Unset: /metrics answers loopback clients only.',
+  },
+  OTEL_EXPORTER_OTLP_ENDPOINT: {
+    schema: z.url({ protocol: /^https?$/ }),
+    help: 'OTLP/HTTP collector base URL, e.g. http://127.0.0.1:4318: traces go to <it>/v1/traces. Unset = no tracing at all.',
+  },
+  OTEL_SERVICE_NAME: { schema: z.string().min(1), default: 'fhir-agent-gateway', help: 'service.name of the exported traces.' },
   LOCAL_MODEL_CACHE_DIR: {
     schema: z.string().min(1),
     default: 'node_modules/.cache/fhir-agent-gateway/models',
@@ -169,7 +197,9 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     if (raw === undefined) continue;
     const parsed = spec.schema.safeParse(raw);
     if (!parsed.success) {
-      const shown = name.includes('KEY') || name.includes('AUTH') ? '<redacted>' : JSON.stringify(raw);
+      // REDIS_URL may carry a password (redis://:secret@host).
+      const secret = ['KEY', 'AUTH', 'TOKEN', 'REDIS_URL'].some((s) => name.includes(s));
+      const shown = secret ? '<redacted>' : JSON.stringify(raw);
       throw new ConfigError(`invalid ${name}=${shown}: ${parsed.error.issues[0]?.message ?? 'invalid value'}`);
     }
     out[name] = parsed.data;

@@ -4,9 +4,10 @@
 // come in as arguments: src/compose-gateway.ts (the composition root) is where they are chosen.
 import type { Bundle } from '@medplum/fhirtypes';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
-import { createAgentUpstream } from './agent/create-agent-upstream.ts';
+import { createAgentUpstream, type CallerTools } from './agent/create-agent-upstream.ts';
 import type { AuditSink } from './audit/audit-trail.ts';
 import { createAccessControl, type AccessControl } from './auth/create-access-control.ts';
+import type { KeyAccess } from './auth/key-access.ts';
 import type { ServerTools } from './agent/tool-contract.ts';
 import type { AppDeps } from './app.ts';
 import type { Config } from './config.ts';
@@ -14,6 +15,9 @@ import { embeddedFhirPlugin } from './fhir/embedded/embedded-fhir-plugin.ts';
 import { createEmbeddedFhirServer, type EmbeddedFhirResponse, type EmbeddedFhirServer } from './fhir/embedded/embedded-fhir-server.ts';
 import type { FhirClient } from './fhir/fhir-client.ts';
 import { createMedplumFhirClient } from './fhir/medplum-fhir-client.ts';
+import type { RateLimit } from './http/rate-limit.ts';
+import { createRateLimiter } from './http/rate-limiter.ts';
+import { createRedisState, type RedisState } from './redis/create-redis-state.ts';
 import { fhirReadinessCheck, upstreamReadinessCheck } from './readiness/gateway-readiness-checks.ts';
 import type { ReadinessCheck } from './readiness/readiness-check.ts';
 import { detectDialect } from './upstream/dialects/detect-dialect.ts';
@@ -22,6 +26,10 @@ import { createOpenAiCompatibleUpstream } from './upstream/openai-compatible-ups
 import { loadLocalModel, type LocalModel } from './upstream/local/load-local-model.ts';
 import { applyToolMode } from './upstream/prompted-tools/apply-tool-mode.ts';
 import { warmPrefix } from './upstream/local/warm-prefix.ts';
+import { undiciPost } from './upstream/http-post.ts';
+import { instrumentHttpPost } from './telemetry/instrument-http-post.ts';
+import { instrumentModelStep } from './telemetry/instrument-model-step.ts';
+import type { Telemetry } from './telemetry/telemetry.ts';
 
 export interface GatewayDeps {
   upstream: ModelUpstream | null;
@@ -29,8 +37,12 @@ export interface GatewayDeps {
   fhir: FhirClient;
   /** Present when FHIR_BASE_URL is unset: the in-process server mounted at /fhir. */
   fhirServer?: EmbeddedFhirServer;
-  /** What GET /ready asks: the upstream and the FHIR server. */
+  /** What GET /ready asks: the upstream and the FHIR server (and Redis, with REDIS_URL). */
   readiness: ReadinessCheck[];
+  /** With REDIS_URL: the per-key limit the replicas share. Unset: the app's in-process limiter. */
+  rateLimit?: RateLimit;
+  /** One caller's tools (offered, scoped and audited as for its chat requests); the MCP server serves these. */
+  callerTools(access: KeyAccess): CallerTools;
   close(): Promise<void>;
 }
 
@@ -45,9 +57,27 @@ export interface GatewayDepsOptions {
   model?: ModelUpstream;
   /** Where AuditEvents go instead of AUDIT_SINK (used whenever keys are configured). */
   audit?: AuditSink;
+  /** Metrics and traces of the model calls (none: nothing is wrapped). */
+  telemetry?: Telemetry;
+  /** Wall clock in ms (the in-process rate limiter that stands in while Redis is down). */
+  now?: () => number;
 }
 
-export async function createModelUpstream(config: Config, logger: FastifyBaseLogger): Promise<ModelUpstream | null> {
+/** REDIS_URL set: the rate limit and the tool-result cache shared with the other replicas. */
+function createSharedState(config: Config, logger: FastifyBaseLogger, now: () => number): Promise<RedisState> | undefined {
+  if (!config.REDIS_URL) return undefined;
+  return createRedisState({
+    url: config.REDIS_URL,
+    prefix: config.REDIS_KEY_PREFIX,
+    timeoutMs: config.REDIS_TIMEOUT_MS,
+    perMinute: config.RATE_LIMIT_PER_MINUTE,
+    fallback: createRateLimiter({ perMinute: config.RATE_LIMIT_PER_MINUTE, now }),
+    logger,
+    now,
+  });
+}
+
+export async function createModelUpstream(config: Config, logger: FastifyBaseLogger, telemetry?: Telemetry): Promise<ModelUpstream | null> {
   if (!config.UPSTREAM_BASE_URL) return null;
   const dialect =
     config.UPSTREAM_FLAVOUR === 'auto'
@@ -61,6 +91,7 @@ export async function createModelUpstream(config: Config, logger: FastifyBaseLog
     flavour: dialect.name,
     timeoutMs: config.UPSTREAM_TIMEOUT_MS,
     maxRetries: config.UPSTREAM_MAX_RETRIES,
+    post: telemetry?.metrics ? instrumentHttpPost(undiciPost(), telemetry.metrics) : undefined,
   });
 }
 
@@ -113,7 +144,7 @@ export async function createGatewayDeps(
 ): Promise<GatewayDeps & Pick<AppDeps, 'upstream'>> {
   if (config.LOCAL_MODEL && config.UPSTREAM_BASE_URL && !options.model) logger.warn('LOCAL_MODEL is ignored: UPSTREAM_BASE_URL is set');
   const [remote, local, fhirSide] = await Promise.all([
-    options.model ?? createModelUpstream(config, logger),
+    options.model ?? createModelUpstream(config, logger, options.telemetry),
     options.model ? null : createLocalUpstream(config, logger),
     // The guard needs the audit, which may write to the FHIR server being created here: it is looked up per request.
     createFhirSide(config, logger, options, (req, request, handle): Promise<EmbeddedFhirResponse> =>
@@ -130,8 +161,11 @@ export async function createGatewayDeps(
     await local?.close();
     throw err;
   });
+  const shared = await createSharedState(config, logger, options.now ?? Date.now);
   // Remote servers that ignore `tools` get them in the prompt instead; the in-process model calls tools natively.
-  const model = remote ? applyToolMode(remote, config.UPSTREAM_TOOL_MODE) : (local?.upstream ?? null);
+  const bare = remote ? applyToolMode(remote, config.UPSTREAM_TOOL_MODE) : (local?.upstream ?? null);
+  const { telemetry } = options;
+  const model = bare && (telemetry?.metrics || telemetry?.tracer) ? instrumentModelStep(bare, telemetry) : bare;
   const toolDefinitions = options.tools.definitions({ writesEnabled: config.FHIR_WRITE_TOOLS });
   const upstream =
     model && config.SERVER_TOOLS
@@ -143,6 +177,7 @@ export async function createGatewayDeps(
           executeTool: options.tools.execute,
           toolDefinitions,
           toolsFor: (call) => access.toolsFor(call),
+          resultCache: shared?.toolResultCache,
         })
       : model;
   const warming = new AbortController();
@@ -160,17 +195,21 @@ export async function createGatewayDeps(
       config,
       options.fhir ? { injected: true } : fhirSide.fhirServer ? { embedded: fhirSide.fhirServer } : { external: true },
     ),
+    ...(shared ? [shared.readiness] : []),
   ];
   return {
     ...fhirSide,
     upstream,
     readiness,
+    rateLimit: shared?.rateLimit,
+    callerTools: (caller) => access.toolsFor({ access: caller })!,
     close: async () => {
       warming.abort();
       // The model is disposed only once nothing evaluates on it any more.
       await warm;
       await local?.close();
       await access.close();
+      await shared?.close();
     },
   };
 }

@@ -1,10 +1,8 @@
-// The HTTP edge's one error currency: OpenAI's `{"error":{"message","type","param","code"}}`.
+// The HTTP edge's one error currency: OpenAI's `{"error":{"message","type","param","code"}}` (schema: error-envelope.ts).
+import type { z } from 'zod';
+import type { apiErrorTypeSchema, ErrorEnvelope } from './error-envelope.ts';
 
-export type ApiErrorType = 'invalid_request_error' | 'authentication_error' | 'rate_limit_error' | 'server_error' | 'not_found_error';
-
-export interface ErrorEnvelope {
-  error: { message: string; type: ApiErrorType; param: string | null; code: string | null };
-}
+export type ApiErrorType = z.infer<typeof apiErrorTypeSchema>;
 
 export class ApiError extends Error {
   readonly status: number;

@@ -3,16 +3,8 @@
 import type { UpstreamCompletion, Usage } from '../upstream/model-upstream.ts';
 import { sumUsage } from '../upstream/sum-usage.ts';
 import { ApiError } from './api-error.ts';
+import type { WireUsage } from './chat-completion-schema.ts';
 import { extractJson } from './extract-json.ts';
-
-export interface WireUsage {
-  prompt_tokens: number;
-  completion_tokens: number;
-  total_tokens: number;
-  /** Absent when the upstream did not report cached tokens. */
-  prompt_tokens_details?: { cached_tokens: number };
-  completion_tokens_details?: { reasoning_tokens: number };
-}
 
 /** Null when unknown: OpenAI's own types allow a null (stream) or absent (response) usage, not invented numbers. */
 export function toWireUsage(u: Usage | null): WireUsage | null {

@@ -1,0 +1,84 @@
+// The `fhir_agent` extension field as zod schemas, for the OpenAPI document and for checking real responses against
+// it. agent-audit.ts keeps the types the loop builds; test/openapi.test.ts proves the two describe the same shape.
+import { z } from 'zod';
+
+const count = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
+const ms = z.number().min(0).describe('Milliseconds.');
+
+const usage = z.object({
+  prompt_tokens: count,
+  completion_tokens: count,
+  total_tokens: count,
+  cached_tokens: count.optional(),
+  reasoning_tokens: count.optional(),
+});
+
+const finishReason = z.enum(['stop', 'length', 'tool_calls', 'content_filter']);
+
+const fhirRequestTrace = z.object({
+  method: z.enum(['GET', 'POST', 'PUT', 'DELETE']),
+  url: z.string().describe('The FHIR request URL (may hold search parameters: PHI in a real deployment).'),
+  status: z.number().int().min(0).max(599).describe('0: no answer (network failure, timeout).'),
+  duration_ms: ms,
+});
+
+const writtenResource = z.object({ resourceType: z.string(), id: z.string(), created: z.boolean() });
+
+const toolErrorCode = z.enum([
+  'invalid_arguments',
+  'unknown_tool',
+  'writes_disabled',
+  'fhir_error',
+  'forbidden',
+  'timeout',
+  'tool_call_limit',
+  'aborted',
+  'internal_error',
+]);
+
+const auditToolCall = z.object({
+  id: z.string().describe("The model's tool_call id."),
+  name: z.string(),
+  arguments: z.string(),
+  step: z.number().int().min(-1).max(100).describe('The step whose assistant message made the call; -1: filled in on a follow-up.'),
+  ok: z.boolean(),
+  error: z.object({ code: toolErrorCode, message: z.string(), status: z.number().int().min(0).max(599).optional() }).optional(),
+  fhir_requests: z.array(fhirRequestTrace),
+  duration_ms: ms,
+  result_bytes: count,
+  written: z.array(writtenResource).optional(),
+});
+
+const auditStep = z.object({
+  index: z.number().int().min(0).max(100),
+  usage: usage.nullable(),
+  finish_reason: finishReason,
+  tool_calls: count,
+  duration_ms: ms,
+});
+
+export const fhirAgentAuditSchema = z
+  .object({
+    steps: z.array(auditStep),
+    tool_calls: z.array(auditToolCall),
+    written: z.array(writtenResource),
+    stop_reason: z.enum(['final', 'client_tool_calls', 'max_steps', 'max_tool_calls', 'deadline', 'token_budget']),
+    server_results: z.array(z.object({ tool_call_id: z.string(), content: z.string() })).optional(),
+    filled: z.array(z.object({ tool_call_id: z.string(), source: z.enum(['cache', 'executed', 'skipped']) })).optional(),
+  })
+  .describe('The server-side FHIR tool loop of this response: model steps, tool calls with their FHIR requests, writes, why it stopped.');
+
+/** Streamed as `{ fhir_agent: … }` on chunks with `choices: []`. */
+export const fhirAgentEventSchema = z
+  .union([
+    z.object({
+      event: z.literal('tool_call'),
+      step: z.number().int().min(-1).max(100),
+      id: z.string(),
+      name: z.string(),
+      arguments: z.string(),
+    }),
+    auditToolCall.extend({ event: z.literal('tool_result') }),
+    fhirAgentAuditSchema.extend({ event: z.literal('done') }),
+  ])
+  .describe('A tool-loop event of a streamed response: a tool call starting, its result, and the whole audit at the end.');

@@ -1,0 +1,52 @@
+// A ModelUpstream decorator for a whole chat request (the agent loop and all its steps): tokens by model and API key
+// id, time to the first streamed token, and a fresh step slot (see step-slot.ts) per choice so tool spans find
+// the step that asked for them.
+import { context } from '@opentelemetry/api';
+import type { CallOptions, ChatParams, ModelUpstream, UpstreamDelta, Usage } from '../upstream/model-upstream.ts';
+import type { GatewayMetrics } from './gateway-metrics.ts';
+import { withStepSlot } from './step-slot.ts';
+import type { Telemetry } from './telemetry.ts';
+
+const keyIdOf = (options: CallOptions | undefined) => options?.access?.id ?? 'none';
+
+function countTokens(metrics: GatewayMetrics, model: string, keyId: string, u: Usage) {
+  metrics.tokens(model, keyId, 'prompt', u.prompt_tokens);
+  metrics.tokens(model, keyId, 'completion', u.completion_tokens);
+  if (u.cached_tokens) metrics.tokens(model, keyId, 'cached', u.cached_tokens);
+  if (u.reasoning_tokens) metrics.tokens(model, keyId, 'reasoning', u.reasoning_tokens);
+}
+
+export function instrumentChat(upstream: ModelUpstream, t: Telemetry): ModelUpstream {
+  const { metrics, tracer } = t;
+  const model = upstream.model;
+  // Only with tracing: a context per call is not free, and metrics need none.
+  const inSlot = <T>(fn: () => Promise<T>): Promise<T> => (tracer ? context.with(withStepSlot(context.active(), {}), fn) : fn());
+
+  async function* observed(deltas: AsyncIterable<UpstreamDelta>, started: number, keyId: string): AsyncGenerator<UpstreamDelta> {
+    let first = true;
+    for await (const d of deltas) {
+      if (metrics) {
+        if (first && (d.type === 'content' || d.type === 'reasoning' || d.type === 'tool-call-start')) {
+          first = false;
+          metrics.timeToFirstToken(model, (performance.now() - started) / 1000);
+        } else if (d.type === 'usage') countTokens(metrics, model, keyId, d.usage);
+      }
+      yield d;
+    }
+  }
+
+  return {
+    flavour: upstream.flavour,
+    model,
+    async doGenerate(params: ChatParams, options?: CallOptions) {
+      const c = await inSlot(() => upstream.doGenerate(params, options));
+      if (metrics && c.usage) countTokens(metrics, model, keyIdOf(options), c.usage);
+      return c;
+    },
+    async doStream(params: ChatParams, options?: CallOptions) {
+      const started = performance.now();
+      const deltas = await inSlot(() => upstream.doStream(params, options));
+      return metrics ? observed(deltas, started, keyIdOf(options)) : deltas;
+    },
+  };
+}
