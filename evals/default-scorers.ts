@@ -1,5 +1,8 @@
 import type { Scorer } from './task.ts';
 import { answerScorer, fhirActionScorer, trajectoryScorer } from './scorers/builtin-scorers.ts';
+import { agentBenchJudgeScorer } from './scorers/agentbench-judge-scorer.ts';
+import { retrievalPrecisionScorer, retrievalRecallScorer } from './scorers/agentbench-retrieval-scorers.ts';
+import { agentBenchRubricScorer } from './scorers/agentbench-rubric-scorer.ts';
 import { medAgentBenchScorer } from './scorers/medagentbench-scorer.ts';
 import { modelGradedScorer, type JudgeOptions } from './scorers/model-graded-scorer.ts';
 
@@ -10,6 +13,9 @@ export function defaultScorers(opts: { judge?: JudgeOptions } = {}): Scorer[] {
     fhirActionScorer(),
     trajectoryScorer(),
     medAgentBenchScorer(),
-    ...(opts.judge ? [modelGradedScorer(opts.judge)] : []),
+    agentBenchRubricScorer(),
+    retrievalRecallScorer(),
+    retrievalPrecisionScorer(),
+    ...(opts.judge ? [modelGradedScorer(opts.judge), agentBenchJudgeScorer(opts.judge)] : []),
   ];
 }

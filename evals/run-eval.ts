@@ -99,6 +99,7 @@ async function runSample(opts: RunEvalOptions, scenario: Scenario, epoch: number
             fhir: sandbox.fhir,
             now: new Date(pinned),
             clockPinned: opts.clockPinned ?? true,
+            retrieved: sandbox.reads?.() ?? [],
           });
           if (s) scores[scorer.name] = s;
         } catch (err) {
@@ -119,7 +120,7 @@ async function runSample(opts: RunEvalOptions, scenario: Scenario, epoch: number
       }
     }
   }
-  const values = Object.values(scores);
+  const values = Object.values(scores).filter((s) => s.metadata?.informational !== true);
   const record: SampleRecord = {
     type: 'sample',
     id: scenario.id,

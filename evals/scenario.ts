@@ -35,6 +35,8 @@ const ExpectedAnswerSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('model-graded'), rubric: z.string(), target: z.string().optional() }),
   /** Graded by the MedAgentBench rules, with the expected answer computed from the FHIR data at grading time. */
   z.object({ kind: z.literal('medagentbench') }),
+  /** Graded by the FHIR-AgentBench rubric (and judge, when configured) against the row in metadata.fhirAgentBench. */
+  z.object({ kind: z.literal('fhir-agentbench') }),
   /** Action-only scenarios: any answer (including none) is fine. */
   z.object({ kind: z.literal('any') }),
 ]);

@@ -28,6 +28,8 @@ export interface ToolTraceEntry {
   durationMs?: number;
   /** Where it ran: the harness, the gateway, or the reference solver's direct FHIR calls. */
   via: 'client' | 'gateway' | 'reference';
+  /** The FHIR requests the gateway made for this call (its `fhir_agent` trace). */
+  fhirRequests?: Array<{ method: string; url: string; status: number }>;
   written?: Array<{ resourceType: string; id: string }>;
 }
 
@@ -62,7 +64,8 @@ export interface Solver {
   solve(ctx: SolverContext): Promise<SolverOutput>;
 }
 
-/** A score carries its evidence. `value` is in [0, 1]; 1 means pass. */
+/** A score carries its evidence. `value` is in [0, 1]; 1 means pass. A score with `metadata.informational: true`
+ * (a retrieval metric) is reported but does not decide whether the sample passed. */
 export interface Score {
   value: number;
   answer: string;
@@ -80,6 +83,8 @@ export interface ScoreContext {
   now: Date;
   /** False when the solver's clock was not the scenario's (gateway mode): timestamps of writes are then not graded. */
   clockPinned: boolean;
+  /** `Type/id` of every resource the sandbox's FHIR client returned during the sample (retrieval metrics). */
+  retrieved?: string[];
 }
 
 export interface Scorer {

@@ -13,6 +13,8 @@ export interface Sandbox {
   fhir: FhirClient;
   /** Everything written for this scenario (through the harness's client, plus a patient-scoped diff when asked). */
   writes(): Promise<Resource[]>;
+  /** `Type/id` of every resource the harness's client was sent back (reads and search pages). */
+  reads?(): string[];
   release(): Promise<void>;
 }
 
@@ -41,7 +43,7 @@ export function forkEnvironment(store: ForkableStore, makeClient: ClientFactory)
       const fork = await store.fork();
       const rec = recordingFetch(fork.fetch);
       const fhir = makeClient({ baseUrl: 'http://embedded.local/fhir', fetch: rec.fetch });
-      return { fhir, writes: async () => rec.writes(), release: async () => {} };
+      return { fhir, writes: async () => rec.writes(), reads: () => rec.reads(), release: async () => {} };
     },
     async close() {},
   };
@@ -78,6 +80,7 @@ export function cleanupEnvironment(opts: {
         return {
           fhir,
           writes,
+          reads: () => rec.reads(),
           async release() {
             try {
               const toDelete = await writes();

@@ -27,6 +27,7 @@ export function systemPrompt(): string {
 
 export function userPrompt(scenario: Scenario): string {
   const context = scenario.context.text.trim();
-  const nowLine = context.includes(scenario.context.now) ? '' : `It's ${scenario.context.now} now.`;
+  // hideNow: the dataset gives no clock for this item (FHIR-AgentBench rows without an assumption).
+  const nowLine = context.includes(scenario.context.now) || scenario.metadata.hideNow === true ? '' : `It's ${scenario.context.now} now.`;
   return [scenario.instruction.trim(), [context, nowLine].filter(Boolean).join(' ')].filter(Boolean).join('\n\nContext: ');
 }

@@ -23,6 +23,14 @@ export function toolTraceFromFhirAgent(ext: unknown): ToolTraceEntry[] {
     const args = call.arguments ?? fn.arguments ?? '';
     const error = call.error as Loose | string | undefined;
     const written = Array.isArray(call.written) ? (call.written as Array<{ resourceType: string; id: string }>) : undefined;
+    const fhirRequests = Array.isArray(call.fhir_requests)
+      ? (call.fhir_requests as unknown[]).flatMap((r) => {
+          const q = (r && typeof r === 'object' ? r : {}) as Loose;
+          return typeof q.method === 'string' && typeof q.url === 'string'
+            ? [{ method: q.method, url: q.url, status: typeof q.status === 'number' ? q.status : 0 }]
+            : [];
+        })
+      : undefined;
     return [
       {
         name,
@@ -40,6 +48,7 @@ export function toolTraceFromFhirAgent(ext: unknown): ToolTraceEntry[] {
           typeof call.duration_ms === 'number' ? call.duration_ms : typeof call.durationMs === 'number' ? call.durationMs : undefined,
         via: 'gateway',
         written,
+        ...(fhirRequests?.length ? { fhirRequests } : {}),
       },
     ];
   });

@@ -1,0 +1,58 @@
+// The data check before a run: which questions have every gold resource (and their patient) on the server. The
+// others cannot be answered from that server, so they are reported as "data missing" and left out of the run,
+// never counted as failed. One `_id` search per type and chunk, so 10k gold ids cost a few hundred requests.
+import type { FhirClient } from '../../src/fhir/fhir-client.ts';
+import { goldReferences, type AgentBenchQuestion } from './agentbench-question.ts';
+
+export interface GoldDataCheck {
+  /** Question ids whose gold resources and patient are all present. */
+  present: string[];
+  /** Question ids with something missing, and what (at most 5 references each). */
+  missing: Array<{ id: string; missing: string[]; missingCount: number }>;
+  /** Distinct references checked, and how many of them were found. */
+  checked: number;
+  found: number;
+}
+
+const CHUNK = 50;
+
+export async function checkGoldData(
+  fhir: FhirClient,
+  questions: readonly AgentBenchQuestion[],
+  opts: { concurrency?: number } = {},
+): Promise<GoldDataCheck> {
+  const needed = new Map<string, Set<string>>();
+  for (const q of questions) {
+    for (const ref of [`Patient/${q.patientFhirId}`, ...goldReferences(q)]) {
+      const [type, id] = ref.split('/');
+      if (!needed.has(type)) needed.set(type, new Set());
+      needed.get(type)!.add(id);
+    }
+  }
+  const jobs: Array<{ type: string; ids: string[] }> = [];
+  for (const [type, ids] of needed) {
+    const list = [...ids];
+    for (let i = 0; i < list.length; i += CHUNK) jobs.push({ type, ids: list.slice(i, i + CHUNK) });
+  }
+  const found = new Set<string>();
+  let next = 0;
+  const worker = async () => {
+    while (next < jobs.length) {
+      const { type, ids } = jobs[next++];
+      const result = await fhir.searchResources(
+        type,
+        { _id: ids.join(','), _count: String(CHUNK), _elements: 'id' },
+        { maxResults: CHUNK },
+      );
+      for (const r of result.resources) if (r.id) found.add(`${type}/${r.id}`);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(opts.concurrency ?? 4, jobs.length) }, worker));
+  const check: GoldDataCheck = { present: [], missing: [], checked: jobs.reduce((n, j) => n + j.ids.length, 0), found: found.size };
+  for (const q of questions) {
+    const absent = [`Patient/${q.patientFhirId}`, ...goldReferences(q)].filter((ref) => !found.has(ref));
+    if (absent.length) check.missing.push({ id: q.questionId, missing: absent.slice(0, 5), missingCount: absent.length });
+    else check.present.push(q.questionId);
+  }
+  return check;
+}

@@ -1,0 +1,68 @@
+// Retrieval recall and precision of resource ids, as FHIR-AgentBench computes them (utils/metrics_utils.py and
+// evaluation_metrics.py): only retrieved resources of the gold resource types count; recall is the benchmark's
+// binary "every gold resource was retrieved", with the fraction kept beside it; precision is the share of those
+// retrieved resources that are gold, 0 when none was retrieved.
+export interface RetrievalMetrics {
+  /** 1 when every gold resource was retrieved, else 0 (the benchmark's recall). */
+  recall: number;
+  /** Gold resources retrieved / gold resources. */
+  recallFraction: number;
+  precision: number;
+  gold: number;
+  /** Retrieved resources of the gold types. */
+  retrievedOfGoldTypes: number;
+  missed: string[];
+}
+
+export function retrievalMetrics(retrieved: Iterable<string>, gold: readonly string[]): RetrievalMetrics {
+  const goldSet = new Set(gold);
+  const goldTypes = new Set(gold.map(typeOf));
+  const relevant = [...new Set(retrieved)].filter((ref) => goldTypes.has(typeOf(ref)));
+  const relevantSet = new Set(relevant);
+  const found = [...goldSet].filter((ref) => relevantSet.has(ref));
+  return {
+    recall: found.length === goldSet.size ? 1 : 0,
+    recallFraction: goldSet.size ? found.length / goldSet.size : 1,
+    precision: relevant.length ? relevant.filter((ref) => goldSet.has(ref)).length / relevant.length : 0,
+    gold: goldSet.size,
+    retrievedOfGoldTypes: relevant.length,
+    missed: [...goldSet].filter((ref) => !relevantSet.has(ref)),
+  };
+}
+
+const typeOf = (ref: string) => ref.slice(0, ref.indexOf('/'));
+
+const READ_URL = /\/([A-Z][A-Za-z]+)\/([A-Za-z0-9\-.]{1,64})(?:\/_history\/[^/?#]+)?\/?(?:[?#]|$)/;
+
+/** `Type/id` of a read-by-id URL (`…/Observation/abc`, `…/Observation/abc/_history/2`); undefined for searches. */
+export function readReference(url: string): string | undefined {
+  const m = READ_URL.exec(url);
+  return m && !m[2].startsWith('_') && !m[2].startsWith('$') ? `${m[1]}/${m[2]}` : undefined;
+}
+
+/** Every `{resourceType, id}` object inside a tool result the agent was shown (summaries carry both). */
+export function referencesInToolResult(content: string): string[] {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(content);
+  } catch {
+    return [];
+  }
+  const out: string[] = [];
+  const walk = (v: unknown, depth: number) => {
+    if (depth > 32 || !v || typeof v !== 'object') return;
+    if (Array.isArray(v)) return v.forEach((x) => walk(x, depth + 1));
+    const o = v as Record<string, unknown>;
+    if (
+      typeof o.resourceType === 'string' &&
+      typeof o.id === 'string' &&
+      o.resourceType !== 'Bundle' &&
+      o.resourceType !== 'OperationOutcome'
+    ) {
+      out.push(`${o.resourceType}/${o.id}`);
+    }
+    for (const x of Object.values(o)) walk(x, depth + 1);
+  };
+  walk(parsed, 0);
+  return out;
+}

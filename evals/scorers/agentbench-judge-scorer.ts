@@ -1,0 +1,64 @@
+// FHIR-AgentBench's LLM judge through any OpenAI-compatible endpoint. As in the benchmark, the null-answer step
+// comes first (decided here without a model: the answer is a list, so "no answer" is visible), then the judge
+// grades everything else, including the rows the deterministic rubric leaves out.
+import type { Scorer } from '../task.ts';
+import { expectsNoAnswer } from '../fhir-agentbench/agentbench-question.ts';
+import { answerCells, impliesNoAnswer } from '../fhir-agentbench/answer-kind.ts';
+import { JUDGE_PROMPT_SHA256, JUDGE_PROMPT_VERSION, judgePrompt } from '../fhir-agentbench/judge-prompt.ts';
+import { agentBenchQuestionOf } from './agentbench-rubric-scorer.ts';
+import { showAnswer } from './answer-text.ts';
+import type { JudgeOptions } from './model-graded-scorer.ts';
+
+/** The benchmark re-asks until it gets 0 or 1; we ask at most this many times, then record a judge error. */
+const ATTEMPTS = 2;
+
+export function agentBenchJudgeScorer(judge: JudgeOptions): Scorer {
+  const doFetch = judge.fetch ?? fetch;
+  return {
+    name: 'agentbench_judge',
+    args: { model: judge.model, baseUrl: judge.baseUrl, prompt: JUDGE_PROMPT_VERSION, promptSha256: JUDGE_PROMPT_SHA256 },
+    async score({ scenario, output }) {
+      if (scenario.expected.kind !== 'fhir-agentbench') return undefined;
+      const q = agentBenchQuestionOf(scenario.metadata);
+      const shown = output.answer !== null ? showAnswer(output.answer) : (output.rawAnswer ?? '(no answer)');
+      const noAnswer = expectsNoAnswer(q);
+      if (noAnswer && output.answer !== null && impliesNoAnswer(answerCells(output.answer))) {
+        return { value: 1, answer: shown, explanation: 'null-answer step: no answer expected, none given', metadata: { judged: false } };
+      }
+      if (output.answer === null && !output.rawAnswer?.trim()) {
+        return { value: 0, answer: shown, explanation: 'null-answer step: the model gave no answer', metadata: { judged: false } };
+      }
+      const prompt = judgePrompt({ question: q.question, trueAnswer: noAnswer ? 'no answer' : q.trueAnswerText, modelAnswer: shown });
+      let last = '';
+      for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
+        try {
+          const res = await doFetch(`${judge.baseUrl.replace(/\/$/, '')}/chat/completions`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', ...(judge.apiKey ? { authorization: `Bearer ${judge.apiKey}` } : {}) },
+            body: JSON.stringify({ model: judge.model, messages: [{ role: 'user', content: prompt }], temperature: 0, max_tokens: 16 }),
+            signal: AbortSignal.timeout(judge.timeoutMs ?? 120_000),
+          });
+          if (!res.ok) {
+            last = `judge HTTP ${res.status}`;
+            continue;
+          }
+          const body = (await res.json()) as { choices?: Array<{ message?: { content?: string | null } }> };
+          last = (body.choices?.[0]?.message?.content ?? '').trim();
+          const grade = /^[\s'"`]*([01])\b/.exec(last)?.[1] ?? /\b([01])[\s'"`.]*$/.exec(last)?.[1];
+          if (grade) {
+            return {
+              value: Number(grade),
+              answer: shown,
+              explanation: `judge: ${grade}`,
+              metadata: { judged: true, judge: judge.model, attempt },
+            };
+          }
+          last = `judge gave no 0/1: ${JSON.stringify(last.slice(0, 120))}`;
+        } catch (err) {
+          last = `judge failed: ${(err as Error).message}`;
+        }
+      }
+      return { value: 0, answer: shown, explanation: last, metadata: { judged: true, judgeError: true } };
+    },
+  };
+}
