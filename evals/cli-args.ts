@@ -5,7 +5,8 @@ const int = (min: number, max: number) => z.coerce.number().int().min(min).max(m
 
 export const RunArgsSchema = z.object({
   target: z.string().default('builtin'),
-  solver: z.enum(['reference', 'model', 'replay']).default('reference'),
+  /** answer-key: a FHIR-AgentBench row's own true_answer (what `reference` means for those files). */
+  solver: z.enum(['reference', 'model', 'replay', 'answer-key']).default('reference'),
   mode: z.enum(['client-tools', 'gateway']).default('client-tools'),
   model: z.string().optional(),
   baseUrl: z.string().url().optional(),
@@ -33,6 +34,11 @@ export const RunArgsSchema = z.object({
   loadEhr: z.boolean().default(false),
   temperature: z.coerce.number().min(0).max(2).default(0),
   maxTokens: int(1, 32768).default(4096),
+  /** Seconds one model call may take before it is abandoned (not retried: a model that did not answer in time
+   * rarely answers faster the second time). */
+  timeout: z.coerce.number().min(1).max(3600).default(300),
+  /** Retries of a model call after 429, 5xx or a connection error. */
+  maxRetries: int(0, 10).default(2),
   judgeBaseUrl: z.string().url().optional(),
   judgeModel: z.string().optional(),
   quiet: z.boolean().default(false),
