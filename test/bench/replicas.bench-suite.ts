@@ -1,0 +1,167 @@
+// Replicas on one shared Redis (issue 14): chat throughput with 1, 2 and 3 gateway processes behind a client that
+// spreads its connections evenly over them (one autocannon instance per replica, started together, req/s summed),
+// and what the shared rate limit costs against the in-process one: per decision, and per request end to end.
+// Every process here (upstream, replicas, redis-server, the load generator) shares the machine's cores, so
+// throughput can only scale up to about the core count; the rows print the ratio that was measured.
+import { cpus } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+import { Redis } from 'ioredis';
+import { createRateLimiter } from '../../src/http/rate-limiter.ts';
+import { createRedisOutageLog } from '../../src/redis/redis-outage-log.ts';
+import { createRedisRateLimit } from '../../src/redis/redis-rate-limit.ts';
+import { startReplicas, type Replica } from '../support/gateway-replicas.ts';
+import { startRedisServer } from '../support/redis-server.ts';
+import type { BenchRow, BenchSuite } from './bench-row.ts';
+import { startBenchChild } from './start-bench-child.ts';
+
+const SERVERS = fileURLToPath(new URL('./bench-servers.ts', import.meta.url));
+const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 5);
+const RUNS = Number(process.env.BENCH_RUNS ?? 2);
+const CONNECTIONS = 18;
+const DECISIONS = 20_000;
+const KEY = 'sk-bench-replicas-0001';
+const MODEL = 'fhir-agent-gateway/clinical-reasoner';
+const body = JSON.stringify({ model: MODEL, messages: [{ role: 'user', content: 'What is the latest HbA1c of patient S1000001?' }] });
+
+/** Requests per second over `targets` at once, the connections split evenly. */
+async function throughput(targets: Replica[], duration = DURATION_S): Promise<number> {
+  const results = await Promise.all(
+    targets.map((t) =>
+      autocannon({
+        url: `${t.baseUrl}/v1/chat/completions`,
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${KEY}` },
+        body,
+        connections: CONNECTIONS / targets.length,
+        duration,
+      }),
+    ),
+  );
+  const bad = results.reduce((n, r) => n + r.non2xx + r.errors, 0);
+  if (bad > 0) throw new Error(`${bad} non-2xx answers or errors from ${targets.length} replica(s)`);
+  return results.reduce((sum, r) => sum + r.requests.average, 0);
+}
+
+/** Each setup measured once per round, the rounds interleaved, best of RUNS: drift on a busy machine hits all alike. */
+async function bestOf(setups: Replica[][]): Promise<number[]> {
+  for (const targets of setups) await throughput(targets, 1);
+  const best = setups.map(() => 0);
+  for (let run = 0; run < RUNS; run++) {
+    for (const [i, targets] of setups.entries()) best[i] = Math.max(best[i]!, await throughput(targets));
+  }
+  return best;
+}
+
+/** Mean µs per rate-limit decision, `concurrency` in flight at a time. */
+async function perDecision(limit: (key: string) => unknown, concurrency: number): Promise<number> {
+  let left = DECISIONS;
+  const worker = async () => {
+    while (left-- > 0) await limit('key:bench');
+  };
+  const t0 = performance.now();
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  return ((performance.now() - t0) * 1000) / DECISIONS;
+}
+
+const suite: BenchSuite = {
+  name: 'replicas',
+  async run() {
+    const redis = await startRedisServer();
+    if ('skip' in redis) return [{ suite: 'replicas', case: `skipped: ${redis.skip}`, metric: '', value: NaN }];
+    const upstream = await startBenchChild(SERVERS, ['upstream']);
+    const env = {
+      HOST: '127.0.0.1',
+      PORT: '0',
+      API_KEYS: KEY,
+      AUDIT_SINK: 'off',
+      UPSTREAM_BASE_URL: `http://127.0.0.1:${upstream.port}/v1`,
+      UPSTREAM_MODEL: 'bench-model',
+      MODEL_ID: MODEL,
+      UPSTREAM_FLAVOUR: 'deepseek',
+      SERVER_TOOLS: 'false',
+      FHIR_SEED: 'false',
+      // High enough never to refuse: the bench measures the limit's cost, not its refusals.
+      RATE_LIMIT_PER_MINUTE: '1000000000',
+      LOG_LEVEL: 'warn',
+    };
+    const shared = await startReplicas(3, { ...env, REDIS_URL: redis.url });
+    const alone = await startReplicas(1, env);
+    const client = new Redis(redis.url, { enableOfflineQueue: false });
+    try {
+      await new Promise((resolve) => (client.status === 'ready' ? resolve(undefined) : client.once('ready', resolve)));
+      const outage = createRedisOutageLog({ logger: { warn: () => undefined, info: () => undefined }, now: Date.now });
+      const inProcess = createRateLimiter({ perMinute: 1_000_000_000, now: Date.now });
+      const inRedis = createRedisRateLimit({
+        redis: client,
+        perMinute: 1_000_000_000,
+        prefix: 'bench:',
+        fallback: inProcess,
+        outage,
+        replicaId: 'b',
+      });
+      const rows: BenchRow[] = [];
+      for (const concurrency of [1, 64]) {
+        const local = await perDecision(inProcess, concurrency);
+        const remote = await perDecision(inRedis, concurrency);
+        // The window grows by one entry per admitted request; empty it so the next measurement starts alike.
+        await client.del((await client.keys('bench:*'))[0] ?? 'bench:none');
+        const label = `rate-limit decision, ${concurrency} in flight`;
+        rows.push(
+          { suite: 'replicas', case: `${label}: in process`, metric: 'µs/decision', value: local },
+          {
+            suite: 'replicas',
+            case: `${label}: Redis (Lua sliding window)`,
+            metric: 'µs/decision',
+            value: remote,
+            baselineName: 'in process',
+            baseline: local,
+            ratio: remote / local,
+          },
+        );
+      }
+      if (outage.down) throw new Error('Redis failed during the decision bench');
+
+      const [base, one, two, three] = await bestOf([alone.replicas, ...[1, 2, 3].map((n) => shared.replicas.slice(0, n))]);
+      rows.push(
+        { suite: 'replicas', case: 'non-stream chat, 1 replica, in-process rate limit', metric: 'req/s', value: base! },
+        {
+          suite: 'replicas',
+          case: 'non-stream chat, 1 replica, Redis rate limit',
+          metric: 'req/s',
+          value: one!,
+          baselineName: 'in process',
+          baseline: base,
+          ratio: one! / base!,
+          goal: '≥ 0.9 × in process',
+          met: one! >= base! * 0.9,
+        },
+      );
+      for (const [n, rps] of [
+        [2, two!],
+        [3, three!],
+      ] as const) {
+        const cores = cpus().length;
+        rows.push({
+          suite: 'replicas',
+          case: `non-stream chat, ${n} replicas, Redis rate limit (${cores} cores)`,
+          metric: 'req/s',
+          value: rps,
+          baselineName: '1 replica',
+          baseline: one,
+          ratio: rps / one!,
+          goal: `scales up to the cores: ≥ ${Math.min(n, cores) * 0.6} × 1 replica`,
+          met: rps >= one! * Math.min(n, cores) * 0.6,
+        });
+      }
+      return rows;
+    } finally {
+      client.disconnect();
+      await Promise.all([shared.stop(), alone.stop()]);
+      upstream.child.kill('SIGKILL');
+      await redis.stop();
+    }
+  },
+};
+
+export default suite;
