@@ -1,0 +1,204 @@
+// The FHIR-AgentBench scorers: each rubric rule (null-answer step, yes/no, rounded numbers, dates without time,
+// exact lists), the judge through a real OpenAI-compatible HTTP server (the fake upstream on loopback), and the
+// retrieval metrics against the benchmark's definitions.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AgentBenchQuestion } from '../evals/fhir-agentbench/agentbench-question.ts';
+import { agentBenchToScenario } from '../evals/fhir-agentbench/agentbench-scenario.ts';
+import { answerKind } from '../evals/fhir-agentbench/answer-kind.ts';
+import { JUDGE_PROMPT_SHA256, JUDGE_PROMPT_VERSION } from '../evals/fhir-agentbench/judge-prompt.ts';
+import { readReference, referencesInToolResult, retrievalMetrics } from '../evals/fhir-agentbench/retrieval-metrics.ts';
+import { agentBenchJudgeScorer } from '../evals/scorers/agentbench-judge-scorer.ts';
+import { retrievalPrecisionScorer, retrievalRecallScorer } from '../evals/scorers/agentbench-retrieval-scorers.ts';
+import { agentBenchRubricScorer } from '../evals/scorers/agentbench-rubric-scorer.ts';
+import type { ScoreContext, SolverOutput } from '../evals/task.ts';
+import { startFakeUpstream, type FakeUpstream } from './support/fake-upstream.ts';
+import { completionReply } from './support/upstream-replies.ts';
+
+const question = (q: Partial<AgentBenchQuestion> & Pick<AgentBenchQuestion, 'question' | 'trueAnswer'>): AgentBenchQuestion => ({
+  questionId: 'q',
+  trueAnswerText: JSON.stringify(q.trueAnswer),
+  assumption: '',
+  currentTime: null,
+  patientFhirId: 'p1',
+  trueFhirIds: { Observation: ['o1'] },
+  ...q,
+});
+
+const output = (answer: unknown[] | null, extra: Partial<SolverOutput> = {}): SolverOutput => ({
+  answer,
+  rawAnswer: answer === null ? null : JSON.stringify(answer),
+  transcript: [],
+  toolTrace: [],
+  modelCalls: [],
+  ...extra,
+});
+
+const ctx = (q: AgentBenchQuestion, out: SolverOutput, retrieved: string[] = []): ScoreContext => ({
+  scenario: agentBenchToScenario(q),
+  output: out,
+  writes: [],
+  fhir: undefined as never,
+  now: new Date(),
+  clockPinned: true,
+  retrieved,
+});
+
+const rubric = agentBenchRubricScorer();
+const grade = async (q: AgentBenchQuestion, answer: unknown[] | null) => (await rubric.score(ctx(q, output(answer))))?.value;
+
+describe('the deterministic rubric', () => {
+  it('null-answer step: no gold resources (or an empty result) expects no answer; 0 and "none" say so, a value does not', async () => {
+    const none = question({ question: 'Were there any procedures last year?', trueAnswer: [[0]], trueFhirIds: {} });
+    expect(answerKind(none)).toBe('no-answer');
+    for (const ok of [[], [0], [[0]], ['no answer'], [null], ['None'], ['no']]) expect(await grade(none, ok)).toBe(1);
+    for (const bad of [[1], ['yes'], [12.5], ['STAPH AUREUS']]) expect(await grade(none, bad)).toBe(0);
+    expect(await grade(none, null)).toBe(0);
+    const empty = question({ question: 'What was the total drainage?', trueAnswer: [[null]] });
+    expect(answerKind(empty)).toBe('no-answer');
+    expect(await grade(empty, [])).toBe(1);
+  });
+
+  it('yes/no as 1/0, in any spelling', async () => {
+    const yes = question({ question: 'Did patient 1 receive any lab testing in 11/2136?', trueAnswer: [[1]] });
+    expect(answerKind(yes)).toBe('yes-no');
+    for (const ok of [[1], [[1]], [true], ['yes'], ['Yes.'], ['1']]) expect(await grade(yes, ok)).toBe(1);
+    for (const bad of [[0], ['no'], [], [1, 1], ['maybe']]) expect(await grade(yes, bad)).toBe(0);
+    const no = question({ question: 'Was the mean blood pressure ever less than 79.0?', trueAnswer: [[0]] });
+    expect(await grade(no, ['No'])).toBe(1);
+    expect(await grade(no, [1])).toBe(0);
+    // A count of 1 is a number, not a yes.
+    expect(answerKind(question({ question: 'How many times did patient 1 visit the hospital?', trueAnswer: [[1]] }))).toBe('number');
+  });
+
+  it('numbers rounded to the nearest integer, units and formatting ignored', async () => {
+    const n = question({ question: 'What was the minimum fibrinogen value?', trueAnswer: [[201]] });
+    for (const ok of [[201], [201.4], ['201 mg/dL'], ['201.'], [[200.6]]]) expect(await grade(n, ok)).toBe(1);
+    for (const bad of [[202], [200.4], ['two hundred'], [201, 5]]) expect(await grade(n, bad)).toBe(0);
+    expect(await grade(question({ question: 'Total output?', trueAnswer: [[3075]] }), ['3,075 mL'])).toBe(1);
+    expect(await grade(question({ question: 'Change in platelets?', trueAnswer: [[-38]] }), [-38.2])).toBe(1);
+    const monthly = question({ question: 'Monthly weight?', trueAnswer: [[115.8], [117.7]] });
+    expect(await grade(monthly, [116, 118])).toBe(1);
+    expect(await grade(monthly, [118, 116])).toBe(1);
+    expect(await grade(monthly, [116])).toBe(0);
+    expect(await grade(monthly, [116, 118, 120])).toBe(0);
+  });
+
+  it('dates compared without their time or offset', async () => {
+    const d = question({ question: 'When was the first time patient 1 had the minimum spo2?', trueAnswer: [['2133-12-31 02:00:00']] });
+    expect(answerKind(d)).toBe('date');
+    for (const ok of [['2133-12-31 02:00:00'], ['2133-12-31'], ['2133-12-31T07:13:00-05:00']]) expect(await grade(d, ok)).toBe(1);
+    for (const bad of [['2133-12-30 23:59:00'], ['12/31/2133'], [2133]]) expect(await grade(d, bad)).toBe(0);
+  });
+
+  it('lists must hold every value and nothing else; case and spacing are ignored', async () => {
+    const t = question({ question: 'Which outputs were recorded?', trueAnswer: [['or ebl'], ['or urine']] });
+    expect(answerKind(t)).toBe('text');
+    expect(await grade(t, ['OR URINE', ' or  ebl '])).toBe(1);
+    expect(await grade(t, ['or ebl'])).toBe(0);
+    expect(await grade(t, ['or ebl', 'or urine', 'foley'])).toBe(0);
+  });
+
+  it('leaves mixed multi-column rows to the judge', async () => {
+    const mixed = question({ question: 'Value and time of the last heart rate?', trueAnswer: [[88, '2133-12-31 02:00:00']] });
+    expect(answerKind(mixed)).toBe('judge-only');
+    expect(await rubric.score(ctx(mixed, output([88, '2133-12-31 02:00:00'])))).toBeUndefined();
+  });
+});
+
+describe('retrieval recall and precision', () => {
+  it('follow the benchmark: binary recall, precision over the retrieved resources of the gold types', () => {
+    const m = retrievalMetrics(['Observation/a', 'Observation/x', 'Patient/p', 'Encounter/e'], ['Observation/a', 'Observation/b']);
+    expect(m).toMatchObject({
+      recall: 0,
+      recallFraction: 0.5,
+      precision: 0.5,
+      gold: 2,
+      retrievedOfGoldTypes: 2,
+      missed: ['Observation/b'],
+    });
+    expect(retrievalMetrics(['Observation/a', 'Observation/b'], ['Observation/a', 'Observation/b'])).toMatchObject({
+      recall: 1,
+      precision: 1,
+    });
+    expect(retrievalMetrics(['Patient/p'], ['Observation/a'])).toMatchObject({ recall: 0, precision: 0 });
+  });
+
+  it('read ids from recorded reads, tool results the agent saw and the gateway trace; informational only', async () => {
+    const q = question({ question: 'How many?', trueAnswer: [[3]], trueFhirIds: { Observation: ['o1', 'o2', 'o3'] } });
+    const shown = JSON.stringify({ returned: 1, results: [{ resourceType: 'Observation', id: 'o2', encounter: 'Encounter/e9' }] });
+    const out = output([3], {
+      transcript: [{ role: 'tool', tool_call_id: 'c1', content: shown }],
+      toolTrace: [
+        {
+          name: 'search_observations',
+          arguments: '{}',
+          ok: true,
+          via: 'gateway',
+          fhirRequests: [
+            { method: 'GET', url: 'http://fhir.local/fhir/Observation/o3', status: 200 },
+            { method: 'GET', url: 'http://fhir.local/fhir/Observation?patient=p1', status: 200 },
+          ],
+        },
+      ],
+    });
+    const recall = await retrievalRecallScorer().score(ctx(q, out, ['Observation/o1', 'Observation/zz']));
+    const precision = await retrievalPrecisionScorer().score(ctx(q, out, ['Observation/o1', 'Observation/zz']));
+    expect(recall).toMatchObject({ value: 1, metadata: { informational: true, recallFraction: 1 } });
+    expect(precision?.value).toBeCloseTo(3 / 4);
+    expect(await retrievalRecallScorer().score(ctx({ ...q, trueFhirIds: {} }, out))).toBeUndefined();
+    expect(readReference('http://x/fhir/Observation/abc/_history/2')).toBe('Observation/abc');
+    expect(readReference('http://x/fhir/Observation?_id=abc')).toBeUndefined();
+    expect(readReference('http://x/fhir/Patient/p1/$everything')).toBeUndefined();
+    expect(referencesInToolResult('not json')).toEqual([]);
+  });
+});
+
+describe('the judge, through an OpenAI-compatible server', () => {
+  let up: FakeUpstream;
+  beforeAll(async () => {
+    up = await startFakeUpstream();
+  });
+  afterAll(() => up.close());
+
+  const q = question({
+    question: 'Value and time of the last heart rate?',
+    trueAnswer: [[88, '2133-12-31 02:00:00']],
+    trueAnswerText: "[[88, '2133-12-31 02:00:00']]",
+  });
+
+  it('sends the versioned prompt with the question and both answers, and reads 0/1', async () => {
+    const judge = agentBenchJudgeScorer({ baseUrl: up.baseUrl, model: 'judge-model', apiKey: 'jk' });
+    expect(judge.args).toMatchObject({ prompt: JUDGE_PROMPT_VERSION, promptSha256: JUDGE_PROMPT_SHA256 });
+    up.enqueue(completionReply({ content: '1' }), completionReply({ content: "'0'" }));
+    const before = up.requests.length;
+    expect(await judge.score(ctx(q, output(['88 bpm at 2133-12-31 02:00'])))).toMatchObject({ value: 1, metadata: { judged: true } });
+    expect((await judge.score(ctx(q, output([72]))))?.value).toBe(0);
+    const sent = up.requests[before];
+    expect(sent.headers.authorization).toBe('Bearer jk');
+    expect(sent.body.model).toBe('judge-model');
+    const prompt = sent.body.messages[0].content as string;
+    expect(prompt).toContain('Question: Value and time of the last heart rate?');
+    expect(prompt).toContain("True answer: [[88, '2133-12-31 02:00:00']]");
+    expect(prompt).toContain('Model answer: ["88 bpm at 2133-12-31 02:00"]');
+  });
+
+  it('asks again once when the reply is not 0/1, then records a judge error (0, never a crash)', async () => {
+    const judge = agentBenchJudgeScorer({ baseUrl: up.baseUrl, model: 'j' });
+    up.enqueue(completionReply({ content: 'The answer looks right.' }), completionReply({ content: '1' }));
+    expect(await judge.score(ctx(q, output([88])))).toMatchObject({ value: 1, metadata: { attempt: 2 } });
+    up.enqueue(completionReply({ content: 'maybe' }), { status: 500, body: { error: { message: 'down' } } });
+    expect(await judge.score(ctx(q, output([88])))).toMatchObject({ value: 0, metadata: { judgeError: true } });
+  });
+
+  it('settles the null-answer step without a model call, and tells the judge "no answer" for rows without gold', async () => {
+    const judge = agentBenchJudgeScorer({ baseUrl: up.baseUrl, model: 'j' });
+    const none = question({ question: 'Any procedures last year?', trueAnswer: [[0]], trueFhirIds: {} });
+    const before = up.requests.length;
+    expect(await judge.score(ctx(none, output([])))).toMatchObject({ value: 1, metadata: { judged: false } });
+    expect(await judge.score(ctx(none, output(null, { rawAnswer: null })))).toMatchObject({ value: 0, metadata: { judged: false } });
+    expect(up.requests.length).toBe(before);
+    up.enqueue(completionReply({ content: '0' }));
+    expect((await judge.score(ctx(none, output(['yes, twice']))))?.value).toBe(0);
+    expect(up.requests.at(-1)?.body.messages[0].content).toContain('True answer: no answer');
+  });
+});
