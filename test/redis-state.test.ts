@@ -138,6 +138,40 @@ describe('Redis shared state', () => {
     expect(got.filter((g) => g === undefined)).toHaveLength(1);
   });
 
+  it('Redis hung (connected, silent): each call falls back after the command timeout, and never rejects', async () => {
+    if ('skip' in server) return;
+    const redis = new Redis(server.url, { enableOfflineQueue: false, maxRetriesPerRequest: 0, commandTimeout: 100 });
+    redis.on('error', () => undefined);
+    clients.push(redis);
+    await new Promise((resolve) => redis.once('ready', resolve));
+    const { lines, logger } = recordingLogger();
+    const outage = createRedisOutageLog({ logger, now: Date.now });
+    const limit = createRedisRateLimit({
+      redis,
+      perMinute: 5,
+      prefix: `t5-${Date.now()}:`,
+      fallback: () => ({ ok: false, retryAfterS: 42 }),
+      outage,
+      replicaId: 'r',
+    });
+    const cache = createRedisToolResultCache({ redis, prefix: 't5:', maxEntries: 10, ttlMs: 60_000, outage });
+    server.pause();
+    try {
+      expect(await Promise.all([limit('key:a'), limit('key:b')])).toEqual([
+        { ok: false, retryAfterS: 42 },
+        { ok: false, retryAfterS: 42 },
+      ]);
+      expect(await cache.get('x')).toBeUndefined();
+      expect(await redisReadinessCheck(redis).check(AbortSignal.timeout(200))).toMatchObject({ status: 'degraded' });
+    } finally {
+      server.resume();
+    }
+    expect(lines.filter((l) => l.level === 'warn')).toEqual([
+      { level: 'warn', msg: expect.stringContaining('Redis unavailable'), obj: expect.objectContaining({ err: 'Command timed out' }) },
+    ]);
+    expect(await limit('key:a')).toEqual({ ok: true, retryAfterS: 0 });
+  });
+
   it('Redis down: the in-process fallback decides, one warning a minute, one line when it is back; /ready degraded', async () => {
     if ('skip' in server) return;
     const prefix = `t4-${Date.now()}:`;

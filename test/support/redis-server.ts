@@ -1,5 +1,5 @@
 // A throwaway redis-server from PATH (Debian package `redis-server`) on a free loopback port, no persistence.
-// kill() stops it like a crash (SIGKILL) and start() brings it back on the same port, for outage tests.
+// kill() stops it like a crash (SIGKILL) and start() brings it back on the same port; pause() makes it hang.
 // No binary: a reason to skip.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
@@ -11,6 +11,10 @@ export interface RedisServer {
   start(): Promise<void>;
   /** SIGKILL, as in a crash; resolves once the process is gone. */
   kill(): Promise<void>;
+  /** SIGSTOP: connections stay open and nothing answers, as in a hung server. */
+  pause(): void;
+  /** SIGCONT after pause(). */
+  resume(): void;
   stop(): Promise<void>;
 }
 
@@ -68,6 +72,11 @@ export async function startRedisServer(): Promise<RedisStart> {
       if (!child) child = await launch(port);
     },
     kill,
-    stop: kill,
+    pause: () => void child?.kill('SIGSTOP'),
+    resume: () => void child?.kill('SIGCONT'),
+    stop: async () => {
+      child?.kill('SIGCONT');
+      await kill();
+    },
   };
 }
