@@ -1,0 +1,66 @@
+// POST /mcp: MCP over streamable HTTP, stateless. Every POST gets a fresh server and transport for the caller the
+// auth hook named (its key's scopes decide the tools it sees and what they may read), so no session outlives a
+// request and nothing is shared between keys. JSON responses, not SSE: the tools answer once and send no progress.
+// The SDK's web-standard transport rather than its Node one: it returns a Response that fastify sends, so the
+// request keeps fastify's hooks (x-request-id, the request log) and error handler instead of a hijacked socket.
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { KeyAccess } from '../auth/key-access.ts';
+import { ApiError } from '../openai/api-error.ts';
+
+export interface McpRouteOptions {
+  /** A server offering this caller's tools. */
+  serverFor(access: KeyAccess): Server;
+}
+
+/** Without sessions there is no stream to open (GET) or session to end (DELETE); the SDK client expects 405. */
+const STATELESS = {
+  jsonrpc: '2.0',
+  error: { code: -32000, message: 'Method not allowed: this MCP endpoint is stateless; POST JSON-RPC messages to /mcp.' },
+  id: null,
+};
+
+function toWebRequest(req: FastifyRequest): Request {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (Array.isArray(value)) for (const v of value) headers.append(name, v);
+    else if (value !== undefined) headers.set(name, value);
+  }
+  // The body was parsed by fastify (its limit and JSON errors apply) and goes to the transport as parsedBody.
+  return new Request(`${req.protocol}://${req.host}${req.url}`, { method: req.method, headers });
+}
+
+async function handlePost(req: FastifyRequest, reply: FastifyReply, o: McpRouteOptions): Promise<FastifyReply> {
+  // The auth hook sets keyAccess on /mcp (the anonymous sandbox's on a keyless loopback gateway); without it, nothing.
+  if (!req.keyAccess) throw new ApiError(401, 'No API key was checked for this request.', { code: 'invalid_api_key' });
+  const server = o.serverFor(req.keyAccess);
+  const transport = new WebStandardStreamableHTTPServerTransport({
+    sessionIdGenerator: undefined,
+    enableJsonResponse: true,
+    // The MCP spec's DNS-rebinding defence: a browser page from another origin may not drive the tools.
+    enableDnsRebindingProtection: true,
+    allowedOrigins: [`http://${req.host}`, `https://${req.host}`],
+  });
+  // A client that hangs up aborts the tool calls still running (closing the server aborts their signals).
+  const hungUp = () => void (reply.raw.writableFinished || server.close());
+  reply.raw.once('close', hungUp);
+  try {
+    await server.connect(transport);
+    const response = await transport.handleRequest(toWebRequest(req), { parsedBody: req.body });
+    const body = await response.text();
+    reply.code(response.status);
+    response.headers.forEach((value, name) => void reply.header(name, value));
+    return reply.send(body === '' ? undefined : body);
+  } finally {
+    reply.raw.off('close', hungUp);
+    await server.close();
+  }
+}
+
+export async function mcpRoute(app: FastifyInstance, o: McpRouteOptions): Promise<void> {
+  app.post('/mcp', (req, reply) => handlePost(req, reply, o));
+  const notAllowed = async (_req: FastifyRequest, reply: FastifyReply) => reply.code(405).header('allow', 'POST').send(STATELESS);
+  app.get('/mcp', notAllowed);
+  app.delete('/mcp', notAllowed);
+}

@@ -1,0 +1,69 @@
+// MCP servers (the SDK's low-level `Server`) offering one caller's FHIR tools. The tool list is the caller's OpenAI
+// function definitions, which tools/ generates from each tool's zod input: the MCP name, description and
+// inputSchema are those, not a second copy. A call runs through the same executeTool as the agent loop, with the
+// caller's scoped (and audited) FHIR client, and answers the same compact JSON the model reads in its tool message.
+// Low-level rather than McpServer: McpServer validates arguments itself against zod shapes; here executeTool does,
+// so a bad argument is the same `invalid_arguments` result (naming the field) on every path.
+import { randomUUID } from 'node:crypto';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import pkg from '../../package.json' with { type: 'json' };
+import type { CallerTools } from '../agent/create-agent-upstream.ts';
+import type { ServerTools, ToolResult } from '../agent/tool-contract.ts';
+import type { KeyAccess } from '../auth/key-access.ts';
+
+export interface McpServerFactoryOptions {
+  tools: ServerTools;
+  /** What one caller gets: the tools offered, its FHIR client per tool (scopes and audit), whether writes may run. */
+  callerTools(access: KeyAccess): CallerTools;
+  /** The tools' clock ("now" for relative dates). */
+  now?: () => Date;
+  /** Ids of tool calls, which write tools turn into their idempotency key. */
+  generateCallId?: () => string;
+}
+
+const INSTRUCTIONS =
+  'FHIR R4 tools over a synthetic EHR (research use only, no real patient data). Find a patient first (find_patients), ' +
+  'then search their records by patient id. Results are compact JSON: {"ok":true,"content":…} or ' +
+  '{"ok":false,"error":{"code","message","details"}}, where details names the arguments to fix.';
+
+/** A function that builds one caller's MCP server, not yet connected to a transport. */
+export function mcpServerFactory(o: McpServerFactoryOptions): (access: KeyAccess) => Server {
+  const now = o.now ?? (() => new Date());
+  // A random id per call, not the JSON-RPC id: clients restart their ids at 0 on every connection, and a write
+  // whose idempotency key repeated another connection's would be taken for a retry of it.
+  const generateCallId = o.generateCallId ?? (() => `mcp-${randomUUID()}`);
+  const readOnly = new Set(o.tools.definitions({ writesEnabled: false }).map((d) => d.function.name));
+  const toMcpTool = ({ function: f }: CallerTools['toolDefinitions'][number]): Tool => ({
+    name: f.name,
+    description: f.description,
+    inputSchema: f.parameters as Tool['inputSchema'],
+    annotations: readOnly.has(f.name)
+      ? { readOnlyHint: true, openWorldHint: false }
+      : { readOnlyHint: false, destructiveHint: false, openWorldHint: false },
+  });
+
+  return (access) => {
+    const caller = o.callerTools(access);
+    const server = new Server(
+      { name: pkg.name, version: pkg.version },
+      { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS },
+    );
+    server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: caller.toolDefinitions.map(toMcpTool) }));
+    server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+      const { name, arguments: args } = request.params;
+      // Never throws: an unknown tool, a hidden write tool, bad arguments or a refused read is a result.
+      const result: ToolResult = await o.tools.execute(name, JSON.stringify(args ?? {}), {
+        fhir: caller.fhirForTool(name),
+        signal: extra.signal,
+        now,
+        writesEnabled: caller.writesEnabled,
+        callId: generateCallId(),
+        idempotencyScope: `mcp\u0000${caller.cacheScope}`,
+      });
+      // The same string the agent loop sends the model as the tool message.
+      return { content: [{ type: 'text', text: JSON.stringify(result) }], isError: !result.ok };
+    });
+    return server;
+  };
+}

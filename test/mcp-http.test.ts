@@ -1,0 +1,226 @@
+// The MCP server over streamable HTTP at /mcp (issue 13), driven by the official SDK's own Client against a live
+// gateway on a loopback port: the tool list is the tools' own (zod-generated) definitions, calls answer the agent
+// loop's compact summaries, failures are results with isError, and /mcp has /fhir's keys, scopes and audit.
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { AuditEvent } from '@medplum/fhirtypes';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { executeTool, toolRegistry, tools } from '../tools/index.ts';
+import { createApiKey } from '../src/auth/create-api-key.ts';
+import { createMedplumFhirClient } from '../src/fhir/medplum-fhir-client.ts';
+import { startGateway, type RunningGateway } from './support/gateway-harness.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'mcp-http-'));
+const made = {
+  reader: createApiKey({ id: 'mcp-reader', scopes: 'system/*.rs' }),
+  writer: createApiKey({ id: 'mcp-writer', scopes: 'system/*.cruds tools:write' }),
+  obsOnly: createApiKey({ id: 'mcp-obs-only', scopes: 'system/Observation.rs' }),
+};
+const key = Object.fromEntries(Object.entries(made).map(([name, m]) => [name, m.key])) as Record<keyof typeof made, string>;
+const keyFile = join(dir, 'keys.yaml');
+writeFileSync(
+  keyFile,
+  `keys:\n${Object.values(made)
+    .map((m) => m.entry)
+    .join('\n')}\n`,
+);
+const auditFile = join(dir, 'audit.ndjson');
+
+const READ_TOOLS = [...toolRegistry.values()].filter((t) => !t.write).map((t) => t.name);
+const WRITE_TOOLS = [...toolRegistry.values()].filter((t) => t.write).map((t) => t.name);
+
+let gw: RunningGateway;
+const clients: Client[] = [];
+
+async function connect(apiKey: string | undefined, base = gw.baseUrl): Promise<Client> {
+  const headers: Record<string, string> = apiKey ? { authorization: `Bearer ${apiKey}` } : {};
+  const transport = new StreamableHTTPClientTransport(new URL(`${base}/mcp`), { requestInit: { headers } });
+  const client = new Client({ name: 'mcp-http-test', version: '1.0.0' });
+  await client.connect(transport);
+  clients.push(client);
+  return client;
+}
+
+const call = (client: Client, name: string, args: Record<string, unknown>) =>
+  client.callTool({ name, arguments: args }) as Promise<CallToolResult>;
+const textOf = (r: CallToolResult) => (r.content[0] as { type: 'text'; text: string }).text;
+const resultOf = (r: CallToolResult) => JSON.parse(textOf(r));
+
+function auditEvents(): AuditEvent[] {
+  return readFileSync(auditFile, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as AuditEvent);
+}
+const byKeyAndTool = (keyId: string, tool: string) => (e: AuditEvent) =>
+  e.agent[0]?.altId === keyId && e.agent[1]?.who?.display === `fhir-agent-gateway tool ${tool}`;
+
+beforeAll(async () => {
+  gw = await startGateway({
+    noUpstream: true,
+    env: { API_KEYS_FILE: keyFile, FHIR_SEED: 'true', FHIR_WRITE_TOOLS: 'true', AUDIT_SINK: 'file', AUDIT_FILE: auditFile },
+  });
+});
+afterAll(async () => {
+  await Promise.all(clients.map((c) => c.close()));
+  await gw?.close();
+});
+
+describe('tools/list', () => {
+  it('lists the read tools with the names, descriptions and input schemas tools/ generates from zod', async () => {
+    const { tools: listed } = await (await connect(key.reader)).listTools();
+    expect(listed.map((t) => t.name)).toEqual(READ_TOOLS);
+    for (const t of listed) {
+      const own = tools.find((d) => d.function.name === t.name)!.function;
+      expect(t.description).toBe(own.description);
+      expect(t.inputSchema).toEqual(own.parameters);
+      expect(t.annotations).toMatchObject({ readOnlyHint: true });
+    }
+  });
+
+  it('lists the write tools only for a key that may write', async () => {
+    const { tools: listed } = await (await connect(key.writer)).listTools();
+    expect(listed.map((t) => t.name)).toEqual([...READ_TOOLS, ...WRITE_TOOLS]);
+    expect(listed.find((t) => t.name === 'record_observation')!.annotations).toMatchObject({ readOnlyHint: false });
+    expect(listed.find((t) => t.name === 'record_observation')!.inputSchema).toEqual(
+      tools.find((d) => d.function.name === 'record_observation')!.function.parameters,
+    );
+  });
+});
+
+describe('tools/call', () => {
+  it('a search answers the same compact summary the agent loop gets', async () => {
+    const result = await call(await connect(key.reader), 'find_patients', { family: 'Iwasaki', birthdate: '1981' });
+    expect(result.isError).toBe(false);
+    const summary = resultOf(result);
+    expect(summary).toMatchObject({
+      ok: true,
+      content: { returned: 1, results: [{ resourceType: 'Patient', id: 'S1000002', name: 'Farrah N Iwasaki', birthDate: '1981-10-21' }] },
+    });
+    // The loop's tool message for the same call, run directly against the same store.
+    const fhir = createMedplumFhirClient({ baseUrl: gw.fhirServer!.baseUrl, fetch: gw.fhirServer!.fetch, retries: 0 });
+    const direct = await executeTool('find_patients', JSON.stringify({ family: 'Iwasaki', birthdate: '1981' }), {
+      fhir,
+      now: () => new Date(),
+      writesEnabled: false,
+      callId: 'direct',
+    });
+    expect(textOf(result)).toBe(JSON.stringify(direct));
+  });
+
+  it('bad arguments are an error result naming each field, not a protocol error', async () => {
+    const result = await call(await connect(key.reader), 'find_patients', { birthdate: 'last spring', count: 'ten' });
+    expect(result.isError).toBe(true);
+    const { error } = resultOf(result);
+    expect(error.code).toBe('invalid_arguments');
+    expect(error.details).toEqual(
+      expect.arrayContaining([
+        { path: 'birthdate', message: 'must be YYYY, YYYY-MM or YYYY-MM-DD' },
+        expect.objectContaining({ path: 'count' }),
+      ]),
+    );
+  });
+
+  it('an unknown tool is an error result listing the tools there are', async () => {
+    const result = await call(await connect(key.reader), 'drop_database', {});
+    expect(result.isError).toBe(true);
+    expect(resultOf(result).error).toMatchObject({ code: 'unknown_tool', details: { available: expect.arrayContaining(READ_TOOLS) } });
+  });
+
+  it('a write tool runs for a key that may write, and is refused for one that may not', async () => {
+    const heartRate = {
+      patient: 'S1000002',
+      code: { system: 'http://loinc.org', code: '8867-4', display: 'Heart rate' },
+      value_quantity: { value: 64, unit: '/min' },
+      effective_date_time: '2025-06-15T09:30:00Z',
+    };
+    const written = await call(await connect(key.writer), 'record_observation', heartRate);
+    expect(written.isError).toBe(false);
+    expect(resultOf(written).written).toEqual([{ resourceType: 'Observation', id: expect.any(String), created: true }]);
+
+    // Hidden from the reader's list; called anyway, its key's scopes refuse the create.
+    const refused = await call(await connect(key.reader), 'record_observation', heartRate);
+    expect(refused.isError).toBe(true);
+    expect(resultOf(refused).error).toMatchObject({ code: 'forbidden', message: expect.stringContaining('create on Observation') });
+  });
+});
+
+describe('keys and scopes, as on /fhir', () => {
+  const post = (headers: Record<string, string>) =>
+    fetch(`${gw.baseUrl}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+
+  it('a missing or wrong key is a 401, from the SDK client too', async () => {
+    for (const headers of [{}, { authorization: 'Bearer sk-not-a-key' }] as Array<Record<string, string>>) {
+      const res = await post(headers);
+      expect(res.status).toBe(401);
+      expect((await res.json()).error.code).toBe('invalid_api_key');
+    }
+    await expect(connect('sk-not-a-key')).rejects.toMatchObject({ code: 401, message: expect.stringContaining('Incorrect API key') });
+  });
+
+  it('a key without the scope cannot call a tool that needs it; one with it can', async () => {
+    const client = await connect(key.obsOnly);
+    const refused = await call(client, 'find_patients', { family: 'Iwasaki' });
+    expect(refused.isError).toBe(true);
+    expect(resultOf(refused).error).toMatchObject({ code: 'forbidden', message: expect.stringContaining('search on Patient') });
+    const allowed = await call(client, 'search_observations', { patient: 'S1000002', count: 2 });
+    expect(allowed.isError).toBe(false);
+    expect(resultOf(allowed).content.returned).toBe(2);
+  });
+
+  it('a page of another origin may not drive the tools (DNS rebinding), and there are no sessions to GET', async () => {
+    const res = await post({ authorization: `Bearer ${key.reader}`, origin: 'http://evil.example' });
+    expect(res.status).toBe(403);
+    expect((await res.json()).error.message).toMatch(/Origin/);
+    const get = await fetch(`${gw.baseUrl}/mcp`, { headers: { authorization: `Bearer ${key.reader}`, accept: 'text/event-stream' } });
+    expect(get.status).toBe(405);
+    expect(get.headers.get('allow')).toBe('POST');
+  });
+});
+
+describe('the audit trail', () => {
+  it('records each call’s FHIR interactions under the caller’s key id and the tool’s name, refusals included', async () => {
+    const reader = await connect(key.reader);
+    const before = auditEvents().filter(byKeyAndTool('mcp-reader', 'search_conditions')).length;
+    await call(reader, 'search_conditions', { patient: 'S1000002' });
+    await call(reader, 'search_conditions', { patient: 'S1000001' });
+    const searches = auditEvents().filter(byKeyAndTool('mcp-reader', 'search_conditions'));
+    expect(searches.length - before).toBe(2);
+    expect(searches.at(-1)).toMatchObject({
+      subtype: [{ code: 'search-type' }],
+      outcome: '0',
+      agent: [{ altId: 'mcp-reader' }, { requestor: false }],
+      entity: expect.arrayContaining([{ type: expect.objectContaining({ code: 'Condition' }), role: expect.anything() }]),
+    });
+
+    const refusedBefore = auditEvents().filter(byKeyAndTool('mcp-obs-only', 'find_patients')).length;
+    await call(await connect(key.obsOnly), 'find_patients', { family: 'Iwasaki' });
+    const refused = auditEvents().filter(byKeyAndTool('mcp-obs-only', 'find_patients'));
+    expect(refused.length - refusedBefore).toBe(1);
+    expect(refused.at(-1)).toMatchObject({ outcome: '4', outcomeDesc: expect.stringContaining('denied') });
+    // Neither keys nor search values are recorded.
+    const all = readFileSync(auditFile, 'utf8');
+    for (const secret of [...Object.values(key), 'Iwasaki']) expect(all).not.toContain(secret);
+  });
+});
+
+describe('a deployment without FHIR_WRITE_TOOLS', () => {
+  it('lists no write tools, even to a key that may write', async () => {
+    const readOnly = await startGateway({ noUpstream: true, env: { API_KEYS_FILE: keyFile, FHIR_WRITE_TOOLS: 'false' } });
+    try {
+      const { tools: listed } = await (await connect(key.writer, readOnly.baseUrl)).listTools();
+      expect(listed.map((t) => t.name)).toEqual(READ_TOOLS);
+    } finally {
+      await Promise.all(clients.splice(0).map((c) => c.close()));
+      await readOnly.close();
+    }
+  });
+});
