@@ -149,6 +149,13 @@ describe('real answers validate against the documented schemas', () => {
     const missing = await getJson('/v1/models/nobody/else');
     expect(missing.status).toBe(404);
     expect(violations(documented('/v1/models/{model}', 'get', 404), missing.body)).toEqual([]);
+    // An undocumented method on a documented path: 405 naming the methods there are (schemathesis's ST204).
+    const put = await fetch(`${gw.baseUrl}/v1/models`, { method: 'PUT', headers: { authorization: `Bearer ${gw.apiKey}` } });
+    expect(put.status).toBe(405);
+    expect(put.headers.get('allow')).toBe('GET, HEAD');
+    expect(violations('ErrorEnvelope', await put.json())).toEqual([]);
+    const unknown = await getJson('/v2/nothing', false);
+    expect(unknown.status).toBe(404);
     const health = await getJson('/health', false);
     expect(violations(documented('/health', 'get', 200), health.body)).toEqual([]);
     const ready = await getJson('/ready', false);

@@ -89,13 +89,27 @@ export function registerErrorHandling(app: FastifyInstance): void {
     else req.log.warn({ status: api.status, code: api.code }, api.status >= 500 ? 'request failed' : 'request rejected');
     return sendApiError(reply, api);
   });
-  app.setNotFoundHandler((req, reply) =>
-    sendApiError(
+  app.setNotFoundHandler((req, reply) => {
+    const path = req.url.split('?')[0]!;
+    // A known path asked with another method is a 405 naming the methods it has (found by schemathesis, ST204).
+    const allowed = METHODS.filter((method) => app.findRoute({ method, url: path }) !== null);
+    if (allowed.length > 0) {
+      return sendApiError(
+        reply,
+        new ApiError(405, `${req.method} is not allowed on ${path}; use ${allowed.join(' or ')}.`, {
+          code: 'method_not_allowed',
+          headers: { allow: allowed.join(', ') },
+        }),
+      );
+    }
+    return sendApiError(
       reply,
-      new ApiError(404, `Unknown route: ${req.method} ${req.url.split('?')[0]}`, { code: 'not_found', type: 'invalid_request_error' }),
-    ),
-  );
+      new ApiError(404, `Unknown route: ${req.method} ${path}`, { code: 'not_found', type: 'invalid_request_error' }),
+    );
+  });
 }
+
+const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 
 /** The OpenAI envelope on /v1; FHIR clients on /fhir get the same rejection as an OperationOutcome. */
 export function sendRejection(req: FastifyRequest, reply: FastifyReply, err: ApiError): void {

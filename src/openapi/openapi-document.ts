@@ -76,7 +76,21 @@ export function buildOpenApiDocument(o: { modelId: string; version: string }): J
                 'A completion; with `stream: true`, server-sent events of `data: <ChatCompletionChunk>` ending in `data: [DONE]`.',
               content: {
                 'application/json': { schema: ref('ChatCompletion') },
-                'text/event-stream': { schema: { type: 'string' }, 'x-sse-data': ref('ChatCompletionChunk') },
+                // OpenAPI 3.1 has no itemSchema (3.2 does): `schema` describes one event, as tools read it.
+                'text/event-stream': {
+                  schema: {
+                    type: 'object',
+                    required: ['data'],
+                    properties: {
+                      data: {
+                        type: 'string',
+                        description: 'A ChatCompletionChunk as JSON; the last event is `[DONE]`.',
+                        contentMediaType: 'application/json',
+                        contentSchema: ref('ChatCompletionChunk'),
+                      },
+                    },
+                  },
+                },
               },
             },
             '400': error('The request is invalid; `param` names the field.'),
