@@ -66,6 +66,12 @@ describe('the deterministic rubric', () => {
     const no = question({ question: 'Was the mean blood pressure ever less than 79.0?', trueAnswer: [[0]] });
     expect(await grade(no, ['No'])).toBe(1);
     expect(await grade(no, [1])).toBe(0);
+    const clause = question({ question: 'On the first hospital visit, was patient 10 admitted to the ICU?', trueAnswer: [[1]] });
+    expect(answerKind(clause)).toBe('yes-no');
+    expect(await grade(clause, ['yes'])).toBe(1);
+    expect(answerKind(question({ question: 'Since 08/2174 has patient 10 received a hyaline casts test?', trueAnswer: [[1]] }))).toBe(
+      'yes-no',
+    );
     // A count of 1 is a number, not a yes.
     expect(answerKind(question({ question: 'How many times did patient 1 visit the hospital?', trueAnswer: [[1]] }))).toBe('number');
   });

@@ -7,7 +7,10 @@ import { expectsNoAnswer } from './agentbench-question.ts';
 
 export type AnswerKind = 'no-answer' | 'yes-no' | 'number' | 'date' | 'text' | 'judge-only';
 
-const YES_NO_QUESTION = /^\s*(?:(?:today|hey|so|ok(?:ay)?)[, ]+)?(?:did|does|do|was|were|is|are|has|have|had|can|could|will)\b/i;
+// "Was …", "Has …", also after a leading clause: "On the first hospital visit, was patient … admitted?",
+// "Since 08/2174 has patient … received …?".
+const YES_NO_QUESTION =
+  /^\s*(?:[^,?]*,\s*|(?:since|in|on|during|after|before)\s+\S+(?:\s+\S+)?\s+)?(?:did|does|do|was|were|is|are|has|have|had|can|could|will)\b/i;
 const DATE = /^(\d{4}-\d{2}-\d{2})(?:[ T]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/;
 const NUMBER_WITH_UNIT = /^\s*([-+]?(?:\d{1,3}(?:,\d{3})+|\d+)?(?:\.\d*)?)(?:\s*[A-Za-z%/µ°][\w%/µ°^.]*)*\s*$/;
 
