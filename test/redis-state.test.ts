@@ -3,6 +3,7 @@
 // an identifier in clear, and an outage falls back to the in-process limiter with one log line a minute.
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../src/config.ts';
 import { createRateLimiter } from '../src/http/rate-limiter.ts';
 import { createRedisOutageLog } from '../src/redis/redis-outage-log.ts';
 import { createRedisRateLimit, rateLimitKey } from '../src/redis/redis-rate-limit.ts';
@@ -214,5 +215,21 @@ describe('Redis shared state', () => {
     expect(outage.down).toBe(false);
     expect(lines.filter((l) => l.level === 'info').map((l) => l.msg)).toEqual([expect.stringContaining('Redis reachable again')]);
     expect(await probe()).toMatchObject({ status: 'ok' });
+  });
+});
+
+describe('Redis configuration', () => {
+  it('takes redis:// and rediss:// URLs, defaults the prefix and timeout, and never echoes a bad URL (it may hold a password)', () => {
+    const base = { HOST: '127.0.0.1' };
+    expect(loadConfig({ ...base, REDIS_URL: 'rediss://:pw@redis.internal:6380/2' })).toMatchObject({
+      REDIS_URL: 'rediss://:pw@redis.internal:6380/2',
+      REDIS_KEY_PREFIX: 'fhir-agent-gateway:',
+      REDIS_TIMEOUT_MS: 250,
+    });
+    expect(loadConfig(base).REDIS_URL).toBeUndefined();
+    expect(() => loadConfig({ ...base, REDIS_URL: 'http://:secret-pw@redis:6379' })).toThrow(ConfigError);
+    expect(() => loadConfig({ ...base, REDIS_URL: 'http://:secret-pw@redis:6379' })).toThrow(/^invalid REDIS_URL=<redacted>: /);
+    expect(() => loadConfig({ ...base, REDIS_KEY_PREFIX: 'has space' })).toThrow(/REDIS_KEY_PREFIX/);
+    expect(() => loadConfig({ ...base, REDIS_TIMEOUT_MS: '5' })).toThrow(/REDIS_TIMEOUT_MS/);
   });
 });

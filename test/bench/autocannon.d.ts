@@ -1,7 +1,7 @@
 // autocannon ships no types; only what the bench reads is declared.
 declare module 'autocannon' {
   interface Result {
-    requests: { average: number };
+    requests: { average: number; total: number };
     latency: { p50: number; p99: number; average: number };
     non2xx: number;
     errors: number;

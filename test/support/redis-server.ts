@@ -7,6 +7,8 @@ import { createServer } from 'node:net';
 export interface RedisServer {
   port: number;
   url: string;
+  /** The running server's process id (undefined while killed). */
+  pid(): number | undefined;
   /** Starts it again on the same port (after kill()); empty, since nothing is persisted. */
   start(): Promise<void>;
   /** SIGKILL, as in a crash; resolves once the process is gone. */
@@ -22,7 +24,7 @@ export type RedisStart = RedisServer | { skip: string };
 
 const BINARY = process.env.REDIS_SERVER ?? 'redis-server';
 
-export function freePort(): Promise<number> {
+function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const s = createServer();
     s.once('error', reject);
@@ -68,6 +70,7 @@ export async function startRedisServer(): Promise<RedisStart> {
   return {
     port,
     url: `redis://127.0.0.1:${port}`,
+    pid: () => child?.pid,
     start: async () => {
       if (!child) child = await launch(port);
     },
