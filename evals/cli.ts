@@ -3,6 +3,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { RunArgsSchema } from './cli-args.ts';
 import { EXIT, runCommand, UsageError } from './commands/run-command.ts';
+import { EndpointError } from './environment/check-endpoint.ts';
 import { DatasetError } from './load-dataset.ts';
 import { compareRuns } from './report/compare-runs.ts';
 import { htmlReport } from './report/html-report.ts';
@@ -14,11 +15,13 @@ import { synthesizeMabTasks } from './medagentbench/synthesize-tasks.ts';
 import { writeBuiltinSuite } from './suites/generate-builtin-suite.ts';
 
 const USAGE = `usage:
-  eval run [builtin | <suite.jsonl|.yaml> | --tasks <medagentbench.json>] [--solver reference|model|replay]
+  eval run [builtin | <suite.jsonl|.yaml> | --tasks <medagentbench.json> | <fhir-agentbench.csv>]
+           [--solver reference|model|replay|answer-key]
            [--model M --base-url URL --api-key K] [--mode client-tools|gateway] [--concurrency N] [--limit N]
            [--category a,b] [--epochs N] [--shard i/n] [--max-steps N] [--log FILE] [--resume]
            [--min-pass-rate PCT] [--replay LOG] [--fhir-base-url URL] [--load-ehr] [--temperature T]
-           [--max-tokens N] [--judge-base-url URL --judge-model M] [--quiet]
+           [--max-tokens N] [--timeout SECONDS (300)] [--max-retries N (2)]
+           [--judge-base-url URL --judge-model M] [--quiet]
   eval report LOG... [--out PREFIX]        writes PREFIX.md and PREFIX.html (default: first log's name)
   eval compare A.jsonl B.jsonl            Markdown side by side on stdout
   eval medagentbench-synth --out FILE.json [--from SAMPLES.json] [--per-category 30]
@@ -54,6 +57,8 @@ async function main(argv: string[]): Promise<number> {
           'load-ehr': { type: 'boolean' },
           temperature: { type: 'string' },
           'max-tokens': { type: 'string' },
+          timeout: { type: 'string' },
+          'max-retries': { type: 'string' },
           'judge-base-url': { type: 'string' },
           'judge-model': { type: 'string' },
           quiet: { type: 'boolean' },
@@ -81,6 +86,8 @@ async function main(argv: string[]): Promise<number> {
         loadEhr: values['load-ehr'],
         temperature: values.temperature,
         maxTokens: values['max-tokens'],
+        timeout: values.timeout,
+        maxRetries: values['max-retries'],
         judgeBaseUrl: values['judge-base-url'],
         judgeModel: values['judge-model'],
         quiet: values.quiet,
@@ -134,7 +141,14 @@ main(process.argv.slice(2)).then(
       process.stderr.write(`eval: ${err.message}\n`);
       process.exit(EXIT.usage);
     }
-    process.stderr.write(`eval: harness error: ${(err as Error).stack ?? String(err)}\n`);
+    // One line for the operator; the stack only on request (EVAL_DEBUG=1).
+    const detail = process.env.EVAL_DEBUG ? ((err as Error).stack ?? String(err)) : oneLine(err);
+    process.stderr.write(`eval: ${err instanceof EndpointError ? '' : 'harness error: '}${detail}\n`);
     process.exit(EXIT.harnessError);
   },
 );
+
+function oneLine(err: unknown): string {
+  const text = err instanceof Error ? err.message : String(err);
+  return text.replace(/\s*\n\s*/g, ' ').slice(0, 500);
+}

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { RunArgs } from '../cli-args.ts';
 import { defaultScorers } from '../default-scorers.ts';
+import { checkEndpoint } from '../environment/check-endpoint.ts';
 import { createEnvironment } from '../environment/create-environment.ts';
 import { EvalLogWriter, LOG_SCHEMA_VERSION, readEvalLog, sampleKey, type SampleRecord } from '../eval-log.ts';
 import { gitRevision } from '../git-revision.ts';
@@ -52,7 +53,7 @@ export async function runCommand(args: RunArgs, io: RunIo): Promise<number> {
       : await makeSolver(args, io);
   const judge =
     args.judgeBaseUrl && args.judgeModel
-      ? { baseUrl: args.judgeBaseUrl, model: args.judgeModel, apiKey: args.apiKey, fetch: io.fetch }
+      ? { baseUrl: args.judgeBaseUrl, model: args.judgeModel, apiKey: args.apiKey, fetch: io.fetch, timeoutMs: args.timeout * 1000 }
       : undefined;
   const task = defineTask({
     name: path.basename(source).replace(/\.(jsonl|json|ya?ml|csv)$/i, ''),
@@ -65,6 +66,7 @@ export async function runCommand(args: RunArgs, io: RunIo): Promise<number> {
   const gateway = args.solver === 'model' && args.mode === 'gateway';
   const headers =
     (args.fhirAuthHeader ?? io.env.FHIR_AUTH_HEADER) ? { authorization: (args.fhirAuthHeader ?? io.env.FHIR_AUTH_HEADER)! } : undefined;
+  await preflight(args, io, fhirBaseUrl, headers);
   const created = await createEnvironment({
     fhirBaseUrl: fhirBaseUrl || (gateway && args.baseUrl ? new URL('/fhir', args.baseUrl).href : undefined),
     headers,
@@ -211,6 +213,8 @@ async function makeSolver(args: RunArgs, io: RunIo): Promise<Solver> {
     apiKey: args.apiKey ?? io.env.UPSTREAM_API_KEY,
     mode: args.mode,
     fetch: io.fetch,
+    timeoutMs: args.timeout * 1000,
+    retries: args.maxRetries,
     temperature: args.temperature,
     maxTokens: args.maxTokens,
     tools: args.mode === 'client-tools' ? { definitions: openAiToolDefinitions, execute: executeTool } : undefined,
@@ -222,6 +226,19 @@ function environmentBaseUrl(fhirBaseUrl: string | undefined, gateway: boolean, b
   const url = fhirBaseUrl || (gateway && baseUrl ? new URL('/fhir', baseUrl).href : undefined);
   if (!url) throw new UsageError('no FHIR server: give --fhir-base-url');
   return url;
+}
+
+/** Every endpoint the run will call answers (any HTTP status but 401/403), checked in parallel, in about 5 s at worst. */
+async function preflight(args: RunArgs, io: RunIo, fhirBaseUrl: string | undefined, fhirHeaders?: Record<string, string>): Promise<void> {
+  const bearer = (key: string | undefined) => (key ? { authorization: `Bearer ${key}` } : undefined);
+  const probes: Array<Parameters<typeof checkEndpoint>[0]> = [];
+  const baseUrl = args.baseUrl ?? io.env.UPSTREAM_BASE_URL;
+  if (args.solver === 'model' && baseUrl)
+    probes.push({ flag: '--base-url', baseUrl, path: 'models', headers: bearer(args.apiKey ?? io.env.UPSTREAM_API_KEY), fetch: io.fetch });
+  if (args.judgeBaseUrl && args.judgeModel)
+    probes.push({ flag: '--judge-base-url', baseUrl: args.judgeBaseUrl, path: 'models', headers: bearer(args.apiKey), fetch: io.fetch });
+  if (fhirBaseUrl) probes.push({ flag: '--fhir-base-url', baseUrl: fhirBaseUrl, path: 'metadata', headers: fhirHeaders, fetch: io.fetch });
+  await Promise.all(probes.map((p) => checkEndpoint(p)));
 }
 
 export class UsageError extends Error {}

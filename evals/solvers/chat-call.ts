@@ -1,6 +1,7 @@
 // One chat-completions call to any OpenAI-compatible endpoint, validated with zod and measured.
 import pRetry, { AbortError } from 'p-retry';
 import { z } from 'zod';
+import { describeNetworkFailure, hostOf } from '../../src/shared/describe-network-failure.ts';
 import type { CallFinishReason, ModelCallMetric } from '../task.ts';
 
 const ToolCallSchema = z.object({
@@ -55,17 +56,25 @@ export async function callChat(endpoint: ChatEndpoint, body: Record<string, unkn
   const doFetch = endpoint.fetch ?? fetch;
   const url = `${endpoint.baseUrl.replace(/\/$/, '')}/chat/completions`;
   const started = performance.now();
+  const timeoutMs = endpoint.timeoutMs ?? 300_000;
   try {
     const parsed = await pRetry(
       async () => {
-        const res = await doFetch(url, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', ...(endpoint.apiKey ? { authorization: `Bearer ${endpoint.apiKey}` } : {}) },
-          body: JSON.stringify({ ...body, stream: false }),
-          signal: signal
-            ? AbortSignal.any([signal, AbortSignal.timeout(endpoint.timeoutMs ?? 600_000)])
-            : AbortSignal.timeout(endpoint.timeoutMs ?? 600_000),
-        });
+        const timeout = AbortSignal.timeout(timeoutMs);
+        let res: Response;
+        try {
+          res = await doFetch(url, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', ...(endpoint.apiKey ? { authorization: `Bearer ${endpoint.apiKey}` } : {}) },
+            body: JSON.stringify({ ...body, stream: false }),
+            signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
+          });
+        } catch (err) {
+          // A call that timed out is not retried: a model that did not answer in time rarely answers faster the
+          // second time, and retrying multiplied the wait (3 × 600 s per sample before --timeout existed).
+          if (timeout.aborted && !signal?.aborted) throw new AbortError(`no answer within ${timeoutMs / 1000} s (--timeout)`);
+          throw new Error(`${hostOf(url)}: ${describeNetworkFailure(err)}`);
+        }
         const text = await res.text();
         if (!res.ok) {
           const err = new Error(`HTTP ${res.status}: ${text.slice(0, 300)}`);
