@@ -73,7 +73,7 @@ export async function callChat(endpoint: ChatEndpoint, body: Record<string, unkn
           // A call that timed out is not retried: a model that did not answer in time rarely answers faster the
           // second time, and retrying multiplied the wait (3 × 600 s per sample before --timeout existed).
           if (timeout.aborted && !signal?.aborted) throw new AbortError(`no answer within ${timeoutMs / 1000} s (--timeout)`);
-          throw new Error(`${hostOf(url)}: ${describeNetworkFailure(err)}`);
+          throw new Error(`${hostOf(url)}: ${describeNetworkFailure(err)}`, { cause: err });
         }
         const text = await res.text();
         if (!res.ok) {
