@@ -2,15 +2,17 @@
 // OpenAPI schemas (kubernetes-models, offline), fields the schemas do not know are refused, and the references
 // between the documents are checked: selectors, names, ports, probes against the gateway's real routes, and the
 // gateway's environment through src/config.ts's own loadConfig.
+import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseApiKeysFile } from '../src/auth/api-keys-file.ts';
 import { CONFIG_VARS, loadConfig } from '../src/config.ts';
 import { startGateway, type RunningGateway } from './support/gateway-harness.ts';
-import { readKustomization, schemaErrors, unknownFields, type Manifest } from './support/kubernetes-manifests.ts';
+import { parseManifests, readKustomization, schemaErrors, unknownFields, type Manifest } from './support/kubernetes-manifests.ts';
 
 const DEPLOY = fileURLToPath(new URL('../deploy/kubernetes/', import.meta.url));
 const base = readKustomization(DEPLOY);
@@ -196,6 +198,36 @@ describe('deploy/kubernetes manifests', () => {
       expect(podSpec(job).volumes).toEqual([{ name: 'runs', persistentVolumeClaim: { claimName: 'eval-runs' } }]);
     }
     expect(find('PersistentVolumeClaim', 'eval-runs').doc.spec.accessModes).toEqual(['ReadWriteMany']);
+  });
+
+  describe('rendered by kustomize (kubectl kustomize, when kubectl is installed)', () => {
+    const render = (dir: string) =>
+      promisify(execFile)('kubectl', ['kustomize', dir], { timeout: 60_000 }).then(
+        (r) => parseManifests(r.stdout, `kubectl kustomize ${path.relative(DEPLOY, dir) || '.'}`),
+        (error: NodeJS.ErrnoException & { stderr?: string }) => {
+          if (error.code === 'ENOENT') return undefined;
+          throw new Error(`kubectl kustomize ${dir} failed: ${error.stderr ?? error.message}`, { cause: error });
+        },
+      );
+
+    it.each([
+      ['deploy/kubernetes', DEPLOY, base.manifests],
+      ['deploy/kubernetes/eval', path.join(DEPLOY, 'eval'), evalRun.manifests],
+    ])('%s builds, and what it renders is still valid, namespaced and labelled', async (_, dir, sources) => {
+      const rendered = await render(dir);
+      if (!rendered) {
+        console.warn('[deploy manifests] skipping the kustomize build: no kubectl on PATH (the sources are validated above)');
+        return;
+      }
+      expect(rendered.map((m) => `${m.kind}/${m.name}`).sort()).toEqual(sources.map((m) => `${m.kind}/${m.name}`).sort());
+      for (const m of rendered) {
+        expect(schemaErrors(m), `${m.kind}/${m.name}`).toEqual([]);
+        expect(unknownFields(m), `${m.kind}/${m.name}`).toEqual([]);
+        expect(m.doc.metadata.labels['app.kubernetes.io/part-of']).toBe('fhir-agent-gateway');
+        if (m.kind !== 'Namespace') expect(m.doc.metadata.namespace, `${m.kind}/${m.name}`).toBe('fhir-agent-gateway');
+        for (const c of m.doc.spec?.template?.spec?.containers ?? []) expect(c.image).not.toBe('fhir-agent-gateway');
+      }
+    });
   });
 
   describe("the gateway's probes hit real routes", () => {

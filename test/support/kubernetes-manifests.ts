@@ -50,20 +50,25 @@ const manifestHead = z.looseObject({
 
 /** Reads a kustomization directory: its kustomization.yaml and every document of every resource it lists. */
 export function readKustomization(dir: string): { kustomization: Kustomization; manifests: Manifest[] } {
-  const kustomization = kustomizationSchema.parse(parseYamlFile(path.join(dir, 'kustomization.yaml'))[0]);
-  const manifests = kustomization.resources.flatMap((resource) =>
-    parseYamlFile(path.join(dir, resource)).map((doc, i) => {
-      const head = manifestHead.safeParse(doc);
-      if (!head.success) throw new Error(`${resource} document ${i + 1}: ${head.error.issues[0]?.message}`);
-      const { apiVersion, kind, metadata } = head.data;
-      return { file: resource, apiVersion, kind, name: metadata.name, doc: doc as Record<string, any> };
-    }),
+  const kustomization = kustomizationSchema.parse(
+    parseYaml(readFileSync(path.join(dir, 'kustomization.yaml'), 'utf8'), 'kustomization.yaml')[0],
   );
+  const manifests = kustomization.resources.flatMap((resource) => parseManifests(readFileSync(path.join(dir, resource), 'utf8'), resource));
   return { kustomization, manifests };
 }
 
-function parseYamlFile(file: string): unknown[] {
-  const docs = parseAllDocuments(readFileSync(file, 'utf8'));
+/** The Kubernetes objects in a multi-document YAML text (a file, or `kubectl kustomize` output). */
+export function parseManifests(text: string, file: string): Manifest[] {
+  return parseYaml(text, file).map((doc, i) => {
+    const head = manifestHead.safeParse(doc);
+    if (!head.success) throw new Error(`${file} document ${i + 1}: ${head.error.issues[0]?.message}`);
+    const { apiVersion, kind, metadata } = head.data;
+    return { file, apiVersion, kind, name: metadata.name, doc: doc as Record<string, any> };
+  });
+}
+
+function parseYaml(text: string, file: string): unknown[] {
+  const docs = parseAllDocuments(text);
   if (!Array.isArray(docs)) throw new Error(`${file}: not YAML documents`);
   return docs.map((d, i) => {
     if (d.errors.length) throw new Error(`${file} document ${i + 1}: ${d.errors[0]!.message}`);

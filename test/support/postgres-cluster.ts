@@ -16,6 +16,8 @@ export interface PostgresCluster {
   password: string;
   port: number;
   database: string;
+  /** The cluster's data directory (postmaster.pid names the server's pid). */
+  dataDir: string;
   /** Runs one SQL statement with psql and returns its unaligned, tuples-only output. */
   query(sql: string): Promise<string>;
   stop(): Promise<void>;
@@ -86,6 +88,7 @@ export async function startPostgresCluster(options: StartPostgresOptions = {}): 
       password: PASSWORD,
       port,
       database,
+      dataDir: data,
       query: (sql) => psql(sql, database),
       stop,
     };
