@@ -79,8 +79,20 @@ function sendApiError(reply: FastifyReply, err: ApiError): FastifyReply {
 }
 
 export function registerErrorHandling(app: FastifyInstance): void {
+  // No route for this method and path: a 405 naming the methods the path has (found by schemathesis, ST204), else 404.
+  const routeMiss = (req: FastifyRequest): ApiError => {
+    const path = req.url.split('?')[0]!;
+    const allowed = METHODS.filter((method) => app.findRoute({ method, url: path }) !== null);
+    if (allowed.length === 0)
+      return new ApiError(404, `Unknown route: ${req.method} ${path}`, { code: 'not_found', type: 'invalid_request_error' });
+    return new ApiError(405, `${req.method} is not allowed on ${path}; use ${allowed.join(' or ')}.`, {
+      code: 'method_not_allowed',
+      headers: { allow: allowed.join(', ') },
+    });
+  };
   app.setErrorHandler((err: unknown, req: FastifyRequest, reply: FastifyReply) => {
-    const api = toApiError(err);
+    // A body error on a request no route takes (QUERY without a Content-Type): the missing route is the answer.
+    const api = req.is404 && !(err instanceof ApiError) ? routeMiss(req) : toApiError(err);
     // Expected failures (the client's 4xx, the upstream's, our own ApiErrors) are warnings without a stack; only
     // what nobody anticipated is an error. Upstream bodies may echo prompts (PHI): only our message and the status.
     if (err instanceof UpstreamError)
@@ -89,24 +101,7 @@ export function registerErrorHandling(app: FastifyInstance): void {
     else req.log.warn({ status: api.status, code: api.code }, api.status >= 500 ? 'request failed' : 'request rejected');
     return sendApiError(reply, api);
   });
-  app.setNotFoundHandler((req, reply) => {
-    const path = req.url.split('?')[0]!;
-    // A known path asked with another method is a 405 naming the methods it has (found by schemathesis, ST204).
-    const allowed = METHODS.filter((method) => app.findRoute({ method, url: path }) !== null);
-    if (allowed.length > 0) {
-      return sendApiError(
-        reply,
-        new ApiError(405, `${req.method} is not allowed on ${path}; use ${allowed.join(' or ')}.`, {
-          code: 'method_not_allowed',
-          headers: { allow: allowed.join(', ') },
-        }),
-      );
-    }
-    return sendApiError(
-      reply,
-      new ApiError(404, `Unknown route: ${req.method} ${path}`, { code: 'not_found', type: 'invalid_request_error' }),
-    );
-  });
+  app.setNotFoundHandler((req, reply) => sendApiError(reply, routeMiss(req)));
 }
 
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;

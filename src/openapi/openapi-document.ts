@@ -83,10 +83,11 @@ export function buildOpenApiDocument(o: { modelId: string; version: string }): J
                     required: ['data'],
                     properties: {
                       data: {
-                        type: 'string',
                         description: 'A ChatCompletionChunk as JSON; the last event is `[DONE]`.',
-                        contentMediaType: 'application/json',
-                        contentSchema: ref('ChatCompletionChunk'),
+                        oneOf: [
+                          { type: 'string', contentMediaType: 'application/json', contentSchema: ref('ChatCompletionChunk') },
+                          { type: 'string', const: '[DONE]' },
+                        ],
                       },
                     },
                   },

@@ -104,7 +104,7 @@ async function startPassthrough(upstream: string): Promise<number> {
   return (app.server.address() as { port: number }).port;
 }
 
-async function startGateway(upstream: string): Promise<number> {
+async function startGateway(upstream: string, extra: Record<string, string> = {}): Promise<number> {
   const { startServer } = await import('../../src/server.ts');
   const { port } = await startServer({
     PORT: '0',
@@ -116,11 +116,14 @@ async function startGateway(upstream: string): Promise<number> {
     SERVER_TOOLS: process.env.BENCH_SERVER_TOOLS ?? 'false',
     RATE_LIMIT_PER_MINUTE: '100000000',
     LOG_LEVEL: 'silent',
+    ...extra,
   });
   return port;
 }
 
-const [kind, upstream] = process.argv.slice(2);
+const [kind, upstream, ...settings] = process.argv.slice(2);
+/** `gateway <url> NAME=value…`: extra environment for that gateway (e.g. METRICS=false). */
+const extraEnv = Object.fromEntries(settings.map((s) => [s.slice(0, s.indexOf('=')), s.slice(s.indexOf('=') + 1)]));
 const port =
   kind === 'upstream'
     ? await startUpstream(0)
@@ -128,5 +131,5 @@ const port =
       ? await startUpstream(Number(upstream ?? 2))
       : kind === 'passthrough'
         ? await startPassthrough(upstream!)
-        : await startGateway(upstream!);
+        : await startGateway(upstream!, extraEnv);
 process.stdout.write(`READY ${port}\n`);
