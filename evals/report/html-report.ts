@@ -59,11 +59,12 @@ h1{font-size:22px}table{border-collapse:collapse;font-size:13px}td,th{border:1px
 .pass{color:#16a34a}.fail{color:#dc2626}details{border:1px solid #e5e7eb;border-radius:6px;margin:4px 0;padding:4px 8px}
 summary{cursor:pointer}pre{white-space:pre-wrap;background:#f8fafc;padding:6px;border-radius:4px;font-size:12px;max-height:360px;overflow:auto}
 .msg{margin:4px 0}.role{font-weight:600;font-size:12px;text-transform:uppercase;color:#475569}.big{font-size:20px;font-weight:700}
-input{padding:4px;width:280px}
+input{padding:4px;width:280px}.errors{border:1px solid #fca5a5;background:#fef2f2;border-radius:6px;padding:6px 12px;margin:8px 0}
+.errors ul{margin:4px 0;padding-left:20px}
 </style></head><body>
 <h1>Eval report: ${esc(h?.task ?? 'run')}</h1>
 <p class="big">pass rate ${formatPassRate(overall)}</p>
-<p>solver <code>${esc(h?.solver.name ?? '?')}</code> <code>${esc(
+${harnessErrors(run.samples)}<p>solver <code>${esc(h?.solver.name ?? '?')}</code> <code>${esc(
     Object.entries(h?.solver.args ?? {})
       .map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`)
       .join(' '),
@@ -80,6 +81,30 @@ function filterSamples(q){q=q.toLowerCase();for(const d of document.querySelecto
 </script>
 </body></html>
 `;
+}
+
+/**
+ * Harness errors (solver, endpoint, sandbox or scorer failures, not wrong answers) by cause, at the top of the page:
+ * a run whose samples failed to run must say why before anyone reads its pass rate.
+ */
+function harnessErrors(samples: SampleRecord[]): string {
+  const causes = new Map<string, { count: number; first: string }>();
+  for (const s of samples) {
+    if (!s.error) continue;
+    const cause = s.error.split('\n')[0]!.slice(0, 200);
+    const seen = causes.get(cause);
+    if (seen) seen.count++;
+    else causes.set(cause, { count: 1, first: s.id });
+  }
+  if (!causes.size) return '';
+  const total = [...causes.values()].reduce((n, c) => n + c.count, 0);
+  const top = [...causes.entries()].sort((a, b) => b[1].count - a[1].count);
+  const items = top
+    .slice(0, 5)
+    .map(([cause, c]) => `<li>${c.count} × <code>${esc(cause)}</code> (first: ${esc(c.first)})</li>`)
+    .join('');
+  const more = top.length > 5 ? `<li>and ${top.length - 5} more causes (filter the samples by "fail")</li>` : '';
+  return `<div class="errors" id="harness-errors"><b class="fail">${total} harness error${total === 1 ? '' : 's'}</b>: a solver, endpoint, sandbox or scorer failed, which is not a wrong answer<ul>${items}${more}</ul></div>\n`;
 }
 
 function sampleHtml(s: SampleRecord): string {

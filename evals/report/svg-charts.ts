@@ -7,11 +7,18 @@ export function esc(s: string): string {
 
 /** Room right of a full bar for its label, e.g. "100.0% (300/300)" in a wide fallback font. */
 const LABEL_ROOM = 140;
+/**
+ * Width of 12px text: SVG cannot measure before layout, so this is an upper bound for common fallback fonts
+ * (DejaVu Sans averages under 7 px a character at 12px); test/report-chromium.test.ts checks it in Chromium.
+ */
+const textWidth = (s: string) => Math.ceil(s.length * 7.5);
+/** Left margin wide enough for the longest row label, so none is cut off at the SVG's left edge. */
+const labelWidth = (labels: string[]) => Math.max(60, ...labels.map(textWidth)) + 12;
 
 /** Horizontal bars, one per label; values in [0, max]. */
 export function barChart(title: string, rows: Array<{ label: string; value: number; text?: string }>, max = 1, color = PALETTE[0]): string {
   const rowH = 22,
-    labelW = 140,
+    labelW = labelWidth(rows.map((r) => r.label)),
     barW = 360,
     h = rows.length * rowH + 30;
   const bars = rows
@@ -27,14 +34,14 @@ export function barChart(title: string, rows: Array<{ label: string; value: numb
 /** Stacked horizontal bars: each row split into named series. */
 export function stackedChart(title: string, series: string[], rows: Array<{ label: string; values: number[] }>, colors = PALETTE): string {
   const rowH = 22,
-    labelW = 140,
+    labelW = labelWidth(rows.map((r) => r.label)),
     barW = 360;
   const max = Math.max(1, ...rows.map((r) => r.values.reduce((a, b) => a + b, 0)));
   let lx = 10;
   const legend = series
     .map((s, i) => {
       const item = `<rect x="${lx}" y="8" width="10" height="10" fill="${colors[i % colors.length]}"/><text x="${lx + 14}" y="17">${esc(s)}</text>`;
-      lx += 24 + s.length * 7;
+      lx += 24 + textWidth(s);
       return item;
     })
     .join('');
@@ -57,27 +64,46 @@ export function stackedChart(title: string, series: string[], rows: Array<{ labe
   return svg(title, Math.max(labelW + barW + LABEL_ROOM, lx), rows.length * rowH + 36, legend + bars);
 }
 
-/** A histogram of values (e.g. latency in ms). */
+/** A histogram of values (e.g. latency in ms), with a y-axis of sample counts. */
 export function histogram(title: string, values: number[], bins = 12, unit = 'ms'): string {
   const w = 560,
-    h = 180,
-    pad = 30;
+    h = 200,
+    left = 48,
+    right = 12,
+    top = 10,
+    bottom = 34;
   if (!values.length) return svg(title, w, 60, '<text x="10" y="40">no data</text>');
-  const lo = Math.min(...values),
-    hi = Math.max(...values);
+  let lo = Infinity,
+    hi = -Infinity;
+  for (const v of values) [lo, hi] = [Math.min(lo, v), Math.max(hi, v)];
   const step = (hi - lo) / bins || 1;
-  const counts = new Array(bins).fill(0);
-  for (const v of values) counts[Math.min(bins - 1, Math.floor((v - lo) / step))]++;
+  const counts: number[] = new Array(bins).fill(0);
+  for (const v of values) counts[Math.min(bins - 1, Math.floor((v - lo) / step))]!++;
   const maxC = Math.max(...counts);
-  const bw = (w - 2 * pad) / bins;
+  const plotH = h - top - bottom;
+  const bw = (w - left - right) / bins;
+  const y = (c: number) => top + plotH - (c / maxC) * plotH;
   const bars = counts
-    .map((c, i) => {
-      const bh = (c / maxC) * (h - 2 * pad);
-      return `<rect x="${(pad + i * bw).toFixed(1)}" y="${(h - pad - bh).toFixed(1)}" width="${(bw - 2).toFixed(1)}" height="${bh.toFixed(1)}" fill="${PALETTE[5]}"><title>${Math.round(lo + i * step)}–${Math.round(lo + (i + 1) * step)} ${unit}: ${c}</title></rect>`;
-    })
+    .map(
+      (c, i) =>
+        `<rect x="${(left + i * bw).toFixed(1)}" y="${y(c).toFixed(1)}" width="${(bw - 2).toFixed(1)}" height="${(top + plotH - y(c)).toFixed(1)}" fill="${PALETTE[5]}"><title>${Math.round(lo + i * step)}–${Math.round(lo + (i + 1) * step)} ${unit}: ${c}</title></rect>`,
+    )
     .join('');
-  const axis = `<text x="${pad}" y="${h - 8}">${Math.round(lo)} ${unit}</text><text x="${w - pad}" y="${h - 8}" text-anchor="end">${Math.round(hi)} ${unit}</text>`;
-  return svg(title, w, h, bars + axis);
+  // Whole-number ticks only: a count of 2.5 samples means nothing.
+  const ticks = [...new Set([0, Math.round(maxC / 2), maxC])];
+  const yAxis =
+    `<line x1="${left - 4}" y1="${top}" x2="${left - 4}" y2="${top + plotH}" stroke="#94a3b8"/>` +
+    ticks
+      .map(
+        (t) =>
+          `<line x1="${left - 8}" y1="${y(t).toFixed(1)}" x2="${left - 4}" y2="${y(t).toFixed(1)}" stroke="#94a3b8"/><text x="${left - 10}" y="${(y(t) + 4).toFixed(1)}" text-anchor="end">${t}</text>`,
+      )
+      .join('') +
+    `<text x="12" y="${top + plotH / 2}" text-anchor="middle" transform="rotate(-90 12 ${top + plotH / 2})">samples</text>`;
+  const xAxis =
+    `<line x1="${left}" y1="${top + plotH}" x2="${w - right}" y2="${top + plotH}" stroke="#94a3b8"/>` +
+    `<text x="${left}" y="${h - 14}">${Math.round(lo)} ${unit}</text><text x="${(left + w - right) / 2}" y="${h - 14}" text-anchor="middle">${Math.round((lo + hi) / 2)} ${unit}</text><text x="${w - right}" y="${h - 14}" text-anchor="end">${Math.round(hi)} ${unit}</text>`;
+  return svg(title, w, h, bars + yAxis + xAxis);
 }
 
 function svg(title: string, w: number, h: number, body: string): string {
