@@ -32,7 +32,8 @@ const lines = rows.map((r) => [
   r.metric,
   fmt(r.value),
   r.baselineName ? `${fmt(r.baseline)} (${r.baselineName})` : '',
-  r.ratio === undefined ? '' : `${fmt(r.ratio, 3)}×`,
+  // Against a zero baseline (whole-millisecond latencies that round to 0) a ratio means nothing: the values say it.
+  r.ratio === undefined || r.baseline === 0 ? '' : `${fmt(r.ratio, 3)}×`,
   r.goal ?? '',
   r.met === undefined ? '' : r.met ? 'yes' : 'no',
 ]);
