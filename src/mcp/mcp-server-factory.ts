@@ -6,6 +6,7 @@
 // so a bad argument is the same `invalid_arguments` result (naming the field) on every path.
 import { randomUUID } from 'node:crypto';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import pkg from '../../package.json' with { type: 'json' };
 import type { CallerTools } from '../agent/create-agent-upstream.ts';
@@ -33,6 +34,9 @@ export function mcpServerFactory(o: McpServerFactoryOptions): (access: KeyAccess
   // A random id per call, not the JSON-RPC id: clients restart their ids at 0 on every connection, and a write
   // whose idempotency key repeated another connection's would be taken for a retry of it.
   const generateCallId = o.generateCallId ?? (() => `mcp-${randomUUID()}`);
+  // A Server makes its own Ajv instance unless given one: a millisecond per request, for a validator these servers
+  // never use (it checks elicitation answers). One for all of them.
+  const jsonSchemaValidator = new AjvJsonSchemaValidator();
   const readOnly = new Set(o.tools.definitions({ writesEnabled: false }).map((d) => d.function.name));
   const toMcpTool = ({ function: f }: CallerTools['toolDefinitions'][number]): Tool => ({
     name: f.name,
@@ -47,7 +51,7 @@ export function mcpServerFactory(o: McpServerFactoryOptions): (access: KeyAccess
     const caller = o.callerTools(access);
     const server = new Server(
       { name: pkg.name, version: pkg.version },
-      { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS },
+      { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS, jsonSchemaValidator },
     );
     server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: caller.toolDefinitions.map(toMcpTool) }));
     server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
