@@ -6,7 +6,8 @@ import { agentBenchRubricScorer } from './scorers/agentbench-rubric-scorer.ts';
 import { medAgentBenchScorer } from './scorers/medagentbench-scorer.ts';
 import { modelGradedScorer, type JudgeOptions } from './scorers/model-graded-scorer.ts';
 
-/** Every scorer that applies to a scenario runs; a sample passes when all of them give 1. */
+/** Every scorer that applies to a scenario runs; a sample passes when all of them give 1, except the informational
+ * ones (retrieval recall and precision), which are reported but never fail a sample. */
 export function defaultScorers(opts: { judge?: JudgeOptions } = {}): Scorer[] {
   return [
     answerScorer(),

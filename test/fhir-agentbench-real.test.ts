@@ -4,6 +4,7 @@
 //                                                    key passes the rubric (as given and flattened to a list)
 //   + FHIR_AGENTBENCH_FHIR_BASE_URL=URL             the eval CLI with the answer-key solver against that server
 //                                                    (MIMIC-IV on FHIR loaded): 100% of the rows whose data is there
+//                                                    (FHIR_AUTH_HEADER when the server wants one)
 import { execFile } from 'node:child_process';
 import { readFile, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

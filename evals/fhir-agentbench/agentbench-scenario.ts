@@ -9,7 +9,7 @@ import { bostonDateTime } from './boston-time.ts';
  * years (2100–2200) and not shown to the agent. */
 export const NO_ASSUMPTION_NOW = '2211-01-01T00:00:00-05:00';
 
-export const ANSWER_CONVENTION =
+const ANSWER_CONVENTION =
   'Answer with the finish tool: a list holding the answer values, one entry per value (e.g. [1], [115.8, 117.7], ' +
   '["2133-12-31 02:00:00"], ["STAPH AUREUS COAG +"]). Yes/no as 1/0; numbers without units; times as ' +
   "YYYY-MM-DD HH:MM:SS in the record's local time; [] when the record holds no answer.";

@@ -171,7 +171,7 @@ export function generateAgentBenchRows(resources: readonly Resource[]): Generate
 }
 
 /** Python's repr of JSON-like data (the subset the benchmark's files use). */
-export function pyRepr(v: unknown): string {
+function pyRepr(v: unknown): string {
   if (v === null || v === undefined) return 'None';
   if (v === true) return 'True';
   if (v === false) return 'False';
@@ -188,7 +188,7 @@ export function pyRepr(v: unknown): string {
 }
 
 /** A numpy column of floats as `str(ndarray)` prints it: `[[115.8]\n [117.7]]`, `[[201.]]`. */
-export function numpyColumn(values: readonly number[]): string {
+function numpyColumn(values: readonly number[]): string {
   const cell = (x: number) => (Number.isInteger(x) ? `${x}.` : String(x));
   return `[${values.map((x, i) => `${i ? ' ' : ''}[${cell(x)}]`).join('\n')}]`;
 }

@@ -7,7 +7,7 @@ import { expectsNoAnswer, goldReferences } from '../fhir-agentbench/agentbench-q
 import { readReference, referencesInToolResult, retrievalMetrics, type RetrievalMetrics } from '../fhir-agentbench/retrieval-metrics.ts';
 import { agentBenchQuestionOf } from './agentbench-rubric-scorer.ts';
 
-export function retrievedReferences(ctx: Pick<ScoreContext, 'output' | 'retrieved'>): Set<string> {
+function retrievedReferences(ctx: Pick<ScoreContext, 'output' | 'retrieved'>): Set<string> {
   const refs = new Set(ctx.retrieved ?? []);
   for (const m of ctx.output.transcript) {
     if (m.role === 'tool' && typeof m.content === 'string') for (const r of referencesInToolResult(m.content)) refs.add(r);

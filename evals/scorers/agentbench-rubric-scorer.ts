@@ -16,7 +16,7 @@ import {
 } from '../fhir-agentbench/answer-kind.ts';
 import { showAnswer } from './answer-text.ts';
 
-export const RUBRIC_VERSION = 'fhir-agentbench-rubric/1';
+const RUBRIC_VERSION = 'fhir-agentbench-rubric/1';
 
 export function agentBenchRubricScorer(): Scorer {
   return {
