@@ -1,8 +1,9 @@
 // The MCP server over stdio (issue 13), started the two documented ways (`npm run -s mcp` and
 // `npx fhir-agent-gateway mcp`) as a child process by the official SDK's StdioClientTransport: it serves the same
-// tools from the embedded server seeded with the synthetic EHR, stdout carries nothing but MCP messages, write
+// tools from the embedded server seeded with the synthetic EHR (or from FHIR_BASE_URL), stdout carries nothing but MCP messages, write
 // tools appear only with FHIR_WRITE_TOOLS=true, calls are audited under the key id `stdio`, and it exits when the
 // client closes stdin.
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,6 +14,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
 import { toolRegistry, tools } from '../tools/index.ts';
+import { startGateway, TEST_KEY } from './support/gateway-harness.ts';
 
 const REPO = fileURLToPath(new URL('..', import.meta.url));
 const READ_TOOLS = [...toolRegistry.values()].filter((t) => !t.write).map((t) => t.name);
@@ -113,5 +115,44 @@ describe('npx fhir-agent-gateway mcp', () => {
     expect(byTool('record_observation')).toEqual([
       expect.objectContaining({ action: 'C', outcome: '0', agent: [expect.objectContaining({ altId: 'stdio' }), expect.anything()] }),
     ]);
+  });
+});
+
+describe('npm run -s mcp with FHIR_BASE_URL', () => {
+  it('searches that server (here another gateway’s /fhir, with FHIR_AUTH_HEADER) and seeds nothing', SLOW, async () => {
+    const fhirHost = await startGateway({ noUpstream: true, env: { FHIR_SEED: 'true' } });
+    try {
+      const s = await startStdio('npm', ['run', '-s', 'mcp'], {
+        FHIR_BASE_URL: `${fhirHost.baseUrl}/fhir`,
+        FHIR_AUTH_HEADER: `Bearer ${TEST_KEY}`,
+      });
+      try {
+        const found = await call(s.client, 'find_patients', { family: 'Iwasaki', birthdate: '1981' });
+        expect(resultOf(found).content.results).toEqual([expect.objectContaining({ id: 'S1000002' })]);
+      } finally {
+        await s.close();
+      }
+      expect(s.stderr()).toMatch(/"msg":"external FHIR server"/);
+      expect(s.stderr()).not.toMatch(/embedded FHIR server seeded/);
+    } finally {
+      await fhirHost.close();
+    }
+  });
+});
+
+describe('the fhir-agent-gateway launcher (package.json "bin")', () => {
+  const launcher = join(REPO, 'bin/fhir-agent-gateway.js');
+  it('names its commands without one, and refuses an unknown one with exit 64', () => {
+    const usage = spawnSync(process.execPath, [launcher], { encoding: 'utf8' });
+    expect(usage.status).toBe(0);
+    expect(usage.stderr).toMatch(/^ {2}mcp {4}the FHIR tools as an MCP server over stdio/m);
+    expect(usage.stdout).toBe('');
+    const unknown = spawnSync(process.execPath, [launcher, 'mcpp'], { encoding: 'utf8' });
+    expect(unknown.status).toBe(64);
+  });
+  it('passes what follows the command to the entry point (serve --help prints the configuration)', SLOW, () => {
+    const help = spawnSync(process.execPath, [launcher, 'serve', '--help'], { encoding: 'utf8', timeout: SLOW.timeout });
+    expect(help.status).toBe(0);
+    expect(help.stdout).toMatch(/FHIR_WRITE_TOOLS/);
   });
 });
