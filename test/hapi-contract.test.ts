@@ -9,6 +9,7 @@ import { loadFhirFiles } from '../src/fhir/loader/load-fhir-files.ts';
 import { createMedplumFhirClient } from '../src/fhir/medplum-fhir-client.ts';
 import type { ProvidedHapiBackend } from './support/fhir-backends-setup.ts';
 import { describeLoaderContract } from './support/loader-contract.ts';
+import { describeMimicToolContract } from './support/mimic-tool-contract.ts';
 import { describeToolContract } from './support/tool-contract.ts';
 import { script, toolMessages } from './support/agent-kit.ts';
 import { startGateway, type RunningGateway } from './support/gateway-harness.ts';
@@ -99,6 +100,9 @@ describe.skipIf('skip' in hapi)('HAPI FHIR', () => {
       expect(found.resources[0]).toMatchObject({ subject: { reference: 'Patient/S1000002' }, valueQuantity: { value: 71 } });
     });
   });
+
+  // Last: it adds MIMIC-shaped patients the synthetic EHR's suites above do not expect.
+  describeMimicToolContract('hapi', async () => ({ fhir: client(), close: async () => {} }));
 });
 
 /** HAPI's system-level $expunge (enabled in test/hapi and in the hapiproject/hapi image's defaults). */

@@ -1,10 +1,12 @@
-// The tool contract against the embedded FHIR server, served over HTTP on a loopback port and loaded with the
-// synthetic EHR, reached through the Medplum client exactly as the gateway reaches a real server.
+// The tool contracts against the embedded FHIR server, served over HTTP on a loopback port and loaded with the
+// synthetic EHR (and, apart, MIMIC-shaped data), reached through the Medplum client exactly as the gateway reaches a
+// real server.
 import Fastify from 'fastify';
 import { loadSyntheticEhrBundles } from '../fixtures/synthetic-ehr.ts';
 import { embeddedFhirPlugin } from '../src/fhir/embedded/embedded-fhir-plugin.ts';
 import { createEmbeddedFhirServer } from '../src/fhir/embedded/embedded-fhir-server.ts';
 import { createMedplumFhirClient } from '../src/fhir/medplum-fhir-client.ts';
+import { describeMimicToolContract } from './support/mimic-tool-contract.ts';
 import { describeToolContract } from './support/tool-contract.ts';
 
 describeToolContract('embedded over HTTP', async () => {
@@ -18,4 +20,13 @@ describeToolContract('embedded over HTTP', async () => {
     ctx: (over = {}) => ({ fhir, now: () => new Date('2024-05-01T12:00:00Z'), writesEnabled: false, callId: 'call-default', ...over }),
     close: () => app.close(),
   };
+});
+
+describeMimicToolContract('embedded over HTTP', async () => {
+  const server = await createEmbeddedFhirServer();
+  // The seed is one transaction of ~1,400 resources (HAPI checks references per transaction).
+  const app = Fastify({ forceCloseConnections: true, bodyLimit: 32 * 1024 * 1024 });
+  await app.register(embeddedFhirPlugin, { server, prefix: '/fhir' });
+  const address = await app.listen({ port: 0, host: '127.0.0.1' });
+  return { fhir: createMedplumFhirClient({ baseUrl: `${address}/fhir`, timeoutMs: 60_000, retries: 1 }), close: () => app.close() };
 });

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { referenceNames } from './reference-names.ts';
 import { summarizeResource } from './summarize-resource.ts';
 import { toolErrorResult } from './tool-error-result.ts';
 import { idField, rawField, READABLE_TYPES } from './tool-fields.ts';
@@ -16,7 +17,10 @@ export const readResource = defineTool({
   async execute(input, ctx) {
     try {
       const resource = await ctx.fhir.readResource(input.resourceType, input.id, { signal: ctx.signal, onTrace: ctx.onTrace });
-      return { ok: true, content: input.raw ? resource : summarizeResource(resource) };
+      if (input.raw) return { ok: true, content: resource };
+      // A drug or a ward by name, as in the search tools (one batched read, only when there is a reference to name).
+      const names = await referenceNames({ resources: [resource], truncated: false, pages: 1 }, ['Medication', 'Location'], ctx);
+      return { ok: true, content: summarizeResource(resource, names) };
     } catch (err) {
       return toolErrorResult(err, ctx);
     }

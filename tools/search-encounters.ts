@@ -4,7 +4,9 @@ import { countField, dateRange, patientField, patientReference, rawField, dateWi
 
 export const searchEncounters = defineSearchTool({
   name: 'search_encounters',
-  description: "Search a patient's encounters (visits, admissions), newest first, with class, type, reason and period.",
+  description:
+    "Search a patient's encounters (visits, admissions, ICU stays), newest first by start, with class, type, service, period, " +
+    'identifiers (e.g. admission or ICU stay ids), locations, discharge disposition and the encounter it is part of.',
   resourceType: 'Encounter',
   inputSchema: z.object({
     patient: patientField(),
@@ -28,4 +30,6 @@ export const searchEncounters = defineSearchTool({
     date: dateRange(i.date_from, i.date_to),
     _sort: '-date,_id',
   }),
+  include: ['Encounter:location'],
+  nameReferences: ['Location'],
 });

@@ -4,7 +4,8 @@ import { countField, dateRange, patientField, patientReference, rawField, tokenF
 
 export const searchMedicationRequests = defineSearchTool({
   name: 'search_medication_requests',
-  description: "Search a patient's medication orders (MedicationRequest), newest first, with medication, dose, route and status.",
+  description:
+    "Search a patient's medication orders (MedicationRequest), newest first, with the drug's name, dose, route, frequency and status.",
   resourceType: 'MedicationRequest',
   inputSchema: z.object({
     patient: patientField(),
@@ -29,4 +30,8 @@ export const searchMedicationRequests = defineSearchTool({
     authoredon: dateRange(i.date_from, i.date_to),
     _sort: '-authoredon,_id',
   }),
+  // The Medications in the same request (and a mix's ingredients), so orders show drug names, not Medication/<uuid>.
+  include: ['MedicationRequest:medication'],
+  iterate: ['Medication:ingredient'],
+  nameReferences: ['Medication'],
 });

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineSearchTool } from './define-search-tool.ts';
-import { countField, dateRange, patientField, patientReference, rawField, tokenField, dateWindow } from './tool-fields.ts';
+import { countField, dateRange, patientField, patientReference, rawField, textField, tokenField, dateWindow } from './tool-fields.ts';
 
 export const searchProcedures = defineSearchTool({
   name: 'search_procedures',
@@ -9,6 +9,7 @@ export const searchProcedures = defineSearchTool({
   inputSchema: z.object({
     patient: patientField(),
     code: tokenField('Procedure code as "system|code" or a bare code').optional(),
+    text: textField('insertion').optional(),
     status: z
       .enum(['preparation', 'in-progress', 'not-done', 'on-hold', 'stopped', 'completed', 'entered-in-error', 'unknown'])
       .describe('Only procedures with this status')
@@ -20,6 +21,7 @@ export const searchProcedures = defineSearchTool({
   toParams: (i) => ({
     patient: patientReference(i.patient),
     code: i.code,
+    'code:text': i.text,
     status: i.status,
     date: dateRange(i.date_from, i.date_to),
     _sort: '-date,_id',

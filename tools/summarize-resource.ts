@@ -7,14 +7,18 @@ import type {
   DiagnosticReport,
   Encounter,
   Immunization,
+  Medication,
   MedicationRequest,
   Observation,
   Patient,
   Procedure,
   Quantity,
+  Reference,
   Resource,
   ServiceRequest,
 } from '@medplum/fhirtypes';
+
+import { medicationName, type ReferenceNames } from './reference-names.ts';
 
 type Summary = Record<string, unknown>;
 
@@ -24,7 +28,12 @@ const codingText = (c: Coding) => (c.system ? `${c.system}|${c.code ?? ''}` : (c
 function conceptSummary(cc: CodeableConcept | undefined): Summary | undefined {
   if (!cc) return undefined;
   const codings = (cc.coding ?? []).filter((c) => c.code);
-  const display = cc.text ?? codings.find((c) => c.display)?.display;
+  // MIMIC writes drug names as codes of a name system (…/mimic-medication-name), with no display. SNOMED's semantic
+  // tag ("… (procedure)") says nothing a reader needs.
+  const display = (cc.text ?? codings.find((c) => c.display)?.display ?? codings.find((c) => /-name$/.test(c.system ?? ''))?.code)?.replace(
+    / \((procedure|disorder|finding|situation|observable entity|regime\/therapy)\)$/,
+    '',
+  );
   return prune({
     code: codings[0] ? codingText(codings[0]) : undefined,
     display,
@@ -39,17 +48,52 @@ function prune(o: Summary): Summary {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined && !(Array.isArray(v) && v.length === 0)));
 }
 
-function observationValue(
-  o: Pick<Observation, 'valueQuantity' | 'valueString' | 'valueCodeableConcept' | 'valueBoolean' | 'valueInteger'>,
-): unknown {
+type ObservationValue = Pick<
+  Observation,
+  | 'valueQuantity'
+  | 'valueString'
+  | 'valueCodeableConcept'
+  | 'valueBoolean'
+  | 'valueInteger'
+  | 'valueDateTime'
+  | 'valueTime'
+  | 'valuePeriod'
+  | 'valueRange'
+  | 'valueRatio'
+>;
+
+function observationValue(o: ObservationValue): unknown {
   if (o.valueQuantity) return quantity(o.valueQuantity);
   if (o.valueString !== undefined) return o.valueString;
   if (o.valueCodeableConcept) return conceptSummary(o.valueCodeableConcept)?.display ?? statusOf(o.valueCodeableConcept);
   if (o.valueBoolean !== undefined) return o.valueBoolean;
+  if (o.valueDateTime !== undefined) return o.valueDateTime;
+  if (o.valueTime !== undefined) return o.valueTime;
+  if (o.valuePeriod) return prune({ start: o.valuePeriod.start, end: o.valuePeriod.end });
+  if (o.valueRange) return prune({ low: quantity(o.valueRange.low), high: quantity(o.valueRange.high) });
+  if (o.valueRatio) return prune({ numerator: quantity(o.valueRatio.numerator), denominator: quantity(o.valueRatio.denominator) });
   return o.valueInteger;
 }
 
-const summarizers: Record<string, (r: never) => Summary> = {
+/** A referenced resource by name where one is known, keeping the reference (ids matter to the next tool call). */
+function referenced(ref: Reference | undefined, names: ReferenceNames): Summary | string | undefined {
+  if (!ref?.reference) return ref?.display;
+  const name = ref.display ?? names.get(ref.reference.replace(/^.*\/([A-Z][A-Za-z]+\/[^/]+)$/, '$1'));
+  return name ? { display: name, reference: ref.reference } : ref.reference;
+}
+
+/** Identifiers as "<last segment of the system> <value>", e.g. MIMIC's "encounter-hosp 2xxxxxxx" (an admission, hadm_id). */
+function identifierText(ids: Array<{ system?: string; value?: string }> | undefined): string | undefined {
+  const parts = (ids ?? []).filter((i) => i.value).map((i) => `${i.system?.split('/').pop() ?? ''} ${i.value}`.trim());
+  return parts.length ? parts.join(', ') : undefined;
+}
+
+/** The id of a reference whose type the field name says (`encounter`, `partOf`): read_resource takes it as is. */
+const idOf = (ref: Reference | undefined) => ref?.reference?.split('/').pop();
+
+const noteText = (notes: Array<{ text?: string }> | undefined) => notes?.map((n) => n.text).filter(Boolean);
+
+const summarizers: Record<string, (r: never, names: ReferenceNames) => Summary> = {
   Patient: (p: Patient) => {
     const name = p.name?.find((n) => n.use === 'official') ?? p.name?.[0];
     return {
@@ -65,9 +109,11 @@ const summarizers: Record<string, (r: never) => Summary> = {
     ...conceptSummary(o.code),
     value: observationValue(o),
     components: o.component?.map((c) => prune({ ...conceptSummary(c.code), value: observationValue(c) })),
+    dataAbsentReason: statusOf(o.dataAbsentReason),
     interpretation: o.interpretation?.map(statusOf).filter(Boolean),
     status: o.status,
     category: o.category?.map(statusOf).filter(Boolean),
+    note: noteText(o.note),
   }),
   Condition: (c: Condition) => ({
     ...conceptSummary(c.code),
@@ -77,19 +123,21 @@ const summarizers: Record<string, (r: never) => Summary> = {
     abatement: c.abatementDateTime ?? c.abatementPeriod?.start ?? c.abatementString,
     recorded: c.recordedDate,
     category: c.category?.map(statusOf).filter(Boolean),
+    encounter: idOf(c.encounter),
   }),
-  MedicationRequest: (m: MedicationRequest) => {
+  MedicationRequest: (m: MedicationRequest, names: ReferenceNames) => {
     const dosage = m.dosageInstruction?.[0];
     const dr = dosage?.doseAndRate?.[0];
     return {
       date: m.authoredOn,
-      medication: conceptSummary(m.medicationCodeableConcept) ?? m.medicationReference?.display ?? m.medicationReference?.reference,
+      medication: conceptSummary(m.medicationCodeableConcept) ?? referenced(m.medicationReference, names),
       status: m.status,
       intent: m.intent,
       dose: quantity(dr?.doseQuantity),
       rate: quantity(dr?.rateQuantity),
       route: dosage?.route?.text ?? dosage?.route?.coding?.[0]?.display ?? dosage?.route?.coding?.[0]?.code,
-      dosage: dosage?.text ?? dosage?.timing?.code?.text,
+      frequency: dosage?.timing?.code?.text ?? conceptSummary(dosage?.timing?.code)?.display ?? statusOf(dosage?.timing?.code),
+      dosage: dosage?.text,
       reason: [...(m.reasonCode ?? []).map((r) => conceptSummary(r)?.display), ...(m.reasonReference ?? []).map((r) => r.reference)].filter(
         Boolean,
       ),
@@ -101,14 +149,38 @@ const summarizers: Record<string, (r: never) => Summary> = {
     status: p.status,
     reason: p.reasonCode?.map((r) => conceptSummary(r)?.display).filter(Boolean),
   }),
-  Encounter: (e: Encounter) => ({
+  Encounter: (e: Encounter, names: ReferenceNames) => ({
     date: e.period?.start,
     end: e.period?.end,
     status: e.status,
     class: e.class?.code,
-    type: e.type?.map((t) => conceptSummary(t)?.display).filter(Boolean),
+    // One string: most encounters have one type, and every character counts over a long stay history.
+    type:
+      e.type
+        ?.map((t) => conceptSummary(t)?.display)
+        .filter(Boolean)
+        .join('; ') || undefined,
+    service: conceptSummary(e.serviceType)?.display ?? statusOf(e.serviceType),
     reason: e.reasonCode?.map((r) => conceptSummary(r)?.display).filter(Boolean),
+    identifier: identifierText(e.identifier),
+    partOf: idOf(e.partOf),
+    // Wards in order, as one string ("Emergency Department → Medical Intensive Care Unit (MICU)").
+    locations:
+      e.location
+        ?.map((l) => l.location.display ?? names.get(l.location.reference ?? '') ?? l.location.reference)
+        .filter(Boolean)
+        .join(' → ') || undefined,
+    discharge: statusOf(e.hospitalization?.dischargeDisposition),
     provider: e.serviceProvider?.display,
+  }),
+  Medication: (m: Medication, names: ReferenceNames) => ({
+    name: medicationName(m, names),
+    code: conceptSummary(m.code)?.code,
+    form: conceptSummary(m.form)?.display ?? statusOf(m.form),
+    ingredients: m.ingredient
+      ?.map((i) => conceptSummary(i.itemCodeableConcept)?.display ?? referenced(i.itemReference, names))
+      .filter(Boolean),
+    status: m.status,
   }),
   AllergyIntolerance: (a: AllergyIntolerance) => ({
     ...conceptSummary(a.code),
@@ -139,12 +211,13 @@ const summarizers: Record<string, (r: never) => Summary> = {
     intent: s.intent,
     priority: s.priority,
     occurrence: s.occurrenceDateTime,
-    note: s.note?.map((n) => n.text).filter(Boolean),
+    note: noteText(s.note),
   }),
 };
 
-export function summarizeResource(resource: Resource): Summary {
-  const specific = summarizers[resource.resourceType] as ((r: Resource) => Summary) | undefined;
-  const body = specific ? specific(resource) : { lastUpdated: resource.meta?.lastUpdated };
+/** `names`: what references point at, by `Type/id` (see reference-names.ts); a summary falls back to the reference. */
+export function summarizeResource(resource: Resource, names: ReferenceNames = new Map()): Summary {
+  const specific = summarizers[resource.resourceType] as ((r: Resource, n: ReferenceNames) => Summary) | undefined;
+  const body = specific ? specific(resource, names) : { lastUpdated: resource.meta?.lastUpdated };
   return prune({ resourceType: resource.resourceType, id: resource.id, ...body });
 }

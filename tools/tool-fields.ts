@@ -97,6 +97,16 @@ export const quantityField = (what: string) =>
     })
     .describe(what);
 
+/** Free text matched against the start of a code's name (FHIR `code:text`, on HAPI and the embedded server alike). */
+export const textField = (example: string) =>
+  z
+    .string()
+    .min(1)
+    .max(100)
+    .describe(
+      `Name to search for, e.g. "${example}": matches codes whose name or text starts with it, ignoring case (not the middle of a word)`,
+    );
+
 /** Date range filters as FHIR prefixes: `ge<from>` and `le<to>`. */
 export function dateRange(from: string | undefined, to: string | undefined): string[] | undefined {
   const parts = [from && `ge${from}`, to && `le${to}`].filter((x): x is string => Boolean(x));

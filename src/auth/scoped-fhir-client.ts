@@ -94,7 +94,8 @@ export function createScopedFhirClient({ fhir, access, audit, tool }: ScopedFhir
         i,
         options,
         (o) => fhir.searchResources(resourceType, params, o),
-        (r) => ({ read: r.resources, written: [] }),
+        // Included resources are read too: a key's scopes must cover them as much as the matches.
+        (r) => ({ read: [...r.resources, ...(r.included ?? [])], written: [] }),
       );
     },
     createResource(resource, options) {

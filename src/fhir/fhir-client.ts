@@ -30,6 +30,8 @@ export interface SearchResult<T extends Resource = Resource> {
   /** True when more matches existed than were returned. */
   truncated: boolean;
   pages: number;
+  /** `_include`/`_revinclude` entries (search mode "include"), once each, apart from the matches. */
+  included?: Resource[];
 }
 
 export interface CreateOptions extends FhirCallOptions {

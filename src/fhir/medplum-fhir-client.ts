@@ -213,6 +213,7 @@ export function createMedplumFhirClient(opts: MedplumFhirClientOptions): FhirCli
     let url: string | undefined = `${baseUrl}/${resourceType}${query ? `?${query}` : ''}`;
     const seen = new Set<string>();
     const resources: T[] = [];
+    const included = new Map<string, Resource>();
     let total: number | undefined;
     let pages = 0;
     let truncated = false;
@@ -226,7 +227,8 @@ export function createMedplumFhirClient(opts: MedplumFhirClientOptions): FhirCli
       if (pages === 1 && typeof (bundle as Bundle).total === 'number') total = (bundle as Bundle).total;
       for (const entry of (bundle as Bundle).entry ?? []) {
         if (!entry.resource || entry.search?.mode === 'outcome' || entry.resource.resourceType === 'OperationOutcome') continue;
-        resources.push(entry.resource as T);
+        if (entry.search?.mode === 'include') included.set(`${entry.resource.resourceType}/${entry.resource.id}`, entry.resource);
+        else resources.push(entry.resource as T);
       }
       url = nextPageUrl(bundle as Bundle, pageUrl);
       if (resources.length >= max) {
@@ -235,7 +237,7 @@ export function createMedplumFhirClient(opts: MedplumFhirClientOptions): FhirCli
       }
     }
     if (total !== undefined && total > Math.min(resources.length, max)) truncated = true;
-    return { resources: resources.slice(0, max), total, truncated, pages };
+    return { resources: resources.slice(0, max), total, truncated, pages, ...(included.size ? { included: [...included.values()] } : {}) };
   }
 
   async function createResource<T extends Resource>(resource: T, options?: CreateOptions): Promise<T> {

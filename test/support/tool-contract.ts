@@ -149,7 +149,7 @@ export function describeToolContract(name: string, setup: () => Promise<ToolBack
       need(t);
       expect(await failure('drop_database', {})).toMatchObject({ code: 'unknown_tool' });
       expect(await failure('search_observations', '{"patient": ')).toMatchObject({ code: 'invalid_arguments' });
-      const invalid = await failure('search_observations', { patient: pid, count: 1000, category: 'x' });
+      const invalid = await failure('search_observations', { patient: pid, count: 1000, category: 'a&b' });
       expect(invalid.code).toBe('invalid_arguments');
       expect((invalid.details as Array<{ path: string }>).map((d) => d.path).sort()).toEqual(['category', 'count']);
       const missing = await failure('search_conditions', {});

@@ -4,18 +4,36 @@ import type { CapabilityStatement, CapabilityStatementRestResource } from '@medp
 
 let resources: CapabilityStatementRestResource[] | undefined;
 
+const searchParamsOf = (type: string) => Object.values(globalSchema.types[type].searchParams ?? {});
+
 function restResources(): CapabilityStatementRestResource[] {
-  resources ??= Object.keys(globalSchema.types)
+  if (resources) return resources;
+  const types = Object.keys(globalSchema.types)
     .filter((type) => isResourceType(type) && globalSchema.types[type].searchParams)
-    .sort()
-    .map((type) => ({
-      type: type as CapabilityStatementRestResource['type'],
-      interaction: (['read', 'vread', 'update', 'delete', 'create', 'search-type'] as const).map((code) => ({ code })),
-      conditionalCreate: true,
-      searchParam: Object.values(globalSchema.types[type].searchParams ?? {})
-        .filter((p) => p.type !== 'composite' && p.type !== 'special')
-        .map((p) => ({ name: p.code as string, type: p.type })),
-    }));
+    .sort();
+  // Every reference parameter can be included from its type and rev-included into each type it may point at.
+  const revIncludes = new Map<string, string[]>();
+  for (const source of types) {
+    for (const p of searchParamsOf(source)) {
+      if (p.type !== 'reference') continue;
+      for (const target of p.target ?? []) revIncludes.set(target, [...(revIncludes.get(target) ?? []), `${source}:${p.code}`]);
+    }
+  }
+  resources = types.map((type) => ({
+    type: type as CapabilityStatementRestResource['type'],
+    interaction: (['read', 'vread', 'update', 'delete', 'create', 'search-type'] as const).map((code) => ({ code })),
+    conditionalCreate: true,
+    searchInclude: searchParamsOf(type)
+      .filter((p) => p.type === 'reference')
+      .map((p) => `${type}:${p.code}`),
+    searchRevInclude: revIncludes.get(type) ?? [],
+    searchParam: searchParamsOf(type)
+      .filter((p) => p.type !== 'composite' && p.type !== 'special')
+      .map((p) => ({ name: p.code as string, type: p.type })),
+    ...(type === 'Patient'
+      ? { operation: [{ name: 'everything', definition: 'http://hl7.org/fhir/OperationDefinition/Patient-everything' }] }
+      : {}),
+  }));
   return resources;
 }
 

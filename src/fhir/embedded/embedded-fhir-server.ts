@@ -2,7 +2,7 @@
 // its repository (StoreRepository), over an indexed, forkable in-memory store. `handle` knows nothing about HTTP
 // frameworks; the fastify plugin and the in-process `fetch` are thin adapters over it.
 import { randomUUID } from 'node:crypto';
-import { badRequest, getStatus, isOk, normalizeOperationOutcome, serverError } from '@medplum/core';
+import { allOk, badRequest, getStatus, isOk, normalizeOperationOutcome, serverError } from '@medplum/core';
 import { FhirRouter, type HttpMethod } from '@medplum/fhir-router';
 import type { Bundle, OperationOutcome, Resource } from '@medplum/fhirtypes';
 import { buildCapabilityStatement } from './capability-statement.ts';
@@ -103,6 +103,11 @@ function createServer(store: ResourceStore, opts: Required<EmbeddedFhirServerOpt
   const limits = { defaultPageSize: opts.defaultPageSize, maxPageSize: opts.maxPageSize };
   // Medplum's router as it ships: every interaction reaches the store through the repository.
   const router = new FhirRouter();
+  // Operations are added at the router's own seam; the repository answers them from the store.
+  router.add('GET', 'Patient/:id/$everything', async (req, repo) => [
+    allOk,
+    (repo as StoreRepository).patientEverything(req.params.id, req.query),
+  ]);
   // Writes run one at a time, so a transaction's undo log never interleaves with another write.
   let writeTail: Promise<unknown> = Promise.resolve();
 

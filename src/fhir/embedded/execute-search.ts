@@ -8,6 +8,7 @@ import {
   type TypedValue,
 } from '@medplum/core';
 import type { Bundle, BundleLink, Resource } from '@medplum/fhirtypes';
+import { includeResources } from './include-resources.ts';
 import { filterReference, matchesFilter } from './match-search-filter.ts';
 import type { SearchFilter, SearchQuery, SortRule } from './parse-search-query.ts';
 import type { ResourceStore } from './resource-store.ts';
@@ -59,21 +60,18 @@ function candidates(store: ResourceStore, query: SearchQuery): Iterable<Stored> 
 
 type SortKey = string | number | undefined;
 
-// A period with a start and no end is still going on: it sorts after everything that has ended.
-const ONGOING = '9999-12-31T23:59:59.999Z';
+// A date sorts by the start of its period in both directions, as HAPI does (its "low" value): an ongoing encounter
+// (no end) sorts by when it began; a period with only an end sorts before every start; no date at all sorts last.
+const NO_START = '';
 
 function sortKey(values: TypedValue[], rule: SortRule): SortKey {
   switch (rule.param.type) {
     case 'date': {
-      const periods = convertToSearchableDates(values);
-      if (!periods.length) return undefined;
-      // Descending orders by the latest end, ascending by the earliest start.
-      return rule.descending
-        ? periods
-            .map((p) => p.end ?? (p.start ? ONGOING : ''))
-            .sort()
-            .at(-1)
-        : periods.map((p) => p.start ?? p.end ?? '').sort()[0];
+      const starts = convertToSearchableDates(values)
+        .map((p) => p.start ?? NO_START)
+        .sort();
+      if (!starts.length) return undefined;
+      return rule.descending ? starts.at(-1) : starts[0];
     }
     case 'number':
       return convertToSearchableNumbers(values)[0]?.[0];
@@ -143,12 +141,18 @@ export function executeSearch(store: ResourceStore, query: SearchQuery, baseUrl:
   if (offset + count < matches.length && count > 0) link.push(pageLink(baseUrl, query, 'next', offset + count));
   if (offset > 0) link.push(pageLink(baseUrl, query, 'previous', Math.max(0, offset - count)));
   bundle.link = link;
-  if (page.length) {
-    bundle.entry = page.map((r) => ({
+  const entries = [
+    ...page.map((r) => ({
       fullUrl: `${baseUrl}/${r.resourceType}/${r.id}`,
       resource: withElements(r, query.elements),
-      search: { mode: 'match' },
-    }));
-  }
+      search: { mode: 'match' as const },
+    })),
+    ...includeResources(store, page, query).map((r) => ({
+      fullUrl: `${baseUrl}/${r.resourceType}/${r.id}`,
+      resource: r,
+      search: { mode: 'include' as const },
+    })),
+  ];
+  if (entries.length) bundle.entry = entries;
   return bundle;
 }

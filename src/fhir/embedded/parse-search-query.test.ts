@@ -108,6 +108,19 @@ describe('parseSearchQuery', () => {
     expect(parse('Patient', '_summary=false').countOnly).toBe(false);
   });
 
+  it('_include and _revinclude, with :iterate and a target type', () => {
+    const q = parse(
+      'MedicationRequest',
+      '_include=MedicationRequest:medication&_include=MedicationRequest:subject:Patient&_revinclude:iterate=Observation:derived-from',
+    );
+    expect(q.includes.map((r) => [r.sourceType, r.code, r.targetType, r.iterate])).toEqual([
+      ['MedicationRequest', 'medication', undefined, false],
+      ['MedicationRequest', 'subject', 'Patient', false],
+    ]);
+    expect(q.revIncludes.map((r) => [r.sourceType, r.code, r.iterate])).toEqual([['Observation', 'derived-from', true]]);
+    expect(q.linkParams.map(([k]) => k)).toEqual(['_include', '_include', '_revinclude:iterate']);
+  });
+
   it('a parameter with an empty value constrains nothing and stays out of the links', () => {
     expect(parse('Patient', 'name=&family=Iwasaki')).toMatchObject({ filters: [{ code: 'family' }], linkParams: [['family', 'Iwasaki']] });
   });
@@ -121,7 +134,13 @@ describe('parseSearchQuery', () => {
     ['Patient', 'birthdate=2020-13-45', 'birthdate', /Invalid date value '2020-13-45'/],
     ['Patient', 'birthdate:missing=maybe', 'birthdate:missing', /true or false/],
     ['Observation', 'value-quantity=abc', 'value-quantity', /Invalid quantity value/],
-    ['Patient', '_include=Patient:organization', '_include', /not supported/],
+    ['Patient', '_include=*', '_include', /'\*' is not supported/],
+    ['Patient', '_include=Patient:nonsense', '_include', /unknown search parameter 'nonsense'/],
+    ['Patient', '_include=Patient:name', '_include', /not a reference parameter/],
+    ['Patient', '_include=Observation:subject', '_include', /Patient is searched, not Observation/],
+    ['MedicationRequest', '_include=MedicationRequest:medication:Patient', '_include', /cannot point at Patient/],
+    ['Medication', '_revinclude=Observation:encounter', '_revinclude', /never points at Medication/],
+    ['Patient', '_include:recurse=Patient:organization', '_include:recurse', /not supported/],
     ['Patient', '_has:Observation:subject:code=x', '_has:Observation:subject:code', /not supported/],
     ['Patient', '_count=ten', '_count', /non-negative integer/],
     ['Patient', '_offset=-1', '_offset', /non-negative integer/],

@@ -26,6 +26,16 @@ export interface SortRule {
   descending: boolean;
 }
 
+/** `_include` (source is the searched type) or `_revinclude` (source points at a result): Source:param[:Target]. */
+export interface IncludeRule {
+  sourceType: string;
+  code: string;
+  param: SearchParameter;
+  targetType?: string;
+  /** `:iterate`: applied again to what was included, until nothing new comes in. */
+  iterate: boolean;
+}
+
 export interface SearchQuery {
   resourceType: string;
   filters: SearchFilter[];
@@ -36,6 +46,8 @@ export interface SearchQuery {
   /** _summary=count: the total only. */
   countOnly: boolean;
   elements?: string[];
+  includes: IncludeRule[];
+  revIncludes: IncludeRule[];
   /** The query as understood, without _offset: the basis of self/next/previous links. */
   linkParams: Array<[string, string]>;
 }
@@ -60,8 +72,6 @@ const DATE = /^\d{4}(-(0[1-9]|1[0-2])(-(0[1-9]|[12]\d|3[01])(T([01]\d|2[0-3]):[0
 const NUMBER = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/;
 const FORMATS = new Set(['json', 'application/json', 'application/fhir+json']);
 const UNSUPPORTED = new Set([
-  '_include',
-  '_revinclude',
   '_has',
   '_type',
   '_filter',
@@ -131,6 +141,30 @@ function parseFilter(resourceType: string, key: string, raw: string): SearchFilt
   return { code, param, modifier, values: parseValues(param, key, raw, modifier) };
 }
 
+function parseInclude(resourceType: string, key: string, raw: string): { rule: IncludeRule; reverse: boolean } {
+  const [base, modifier] = key.split(':');
+  const reverse = base === '_revinclude';
+  if (modifier !== undefined && modifier !== 'iterate') fail(`Unsupported modifier on '${key}' (only :iterate)`, key);
+  const parts = raw.split(':');
+  if (parts.includes('*')) fail(`'${key}=${raw}': '*' is not supported; name the reference parameters`, key);
+  if (parts.length < 2 || parts.length > 3) fail(`Invalid ${base} value '${raw}': expected SourceType:search-parameter[:TargetType]`, key);
+  const [sourceType, code, targetType] = parts;
+  const param = findSearchParameter(sourceType, code);
+  if (!param) fail(`Invalid ${base} value '${raw}': unknown search parameter '${code}' for ${sourceType}`, key);
+  if (param.type !== 'reference') fail(`Invalid ${base} value '${raw}': '${code}' is not a reference parameter`, key);
+  const targets = (param.target ?? []) as string[];
+  if (targetType !== undefined && !targets.includes(targetType))
+    fail(`Invalid ${base} value '${raw}': ${code} cannot point at ${targetType}`, key);
+  const iterate = modifier === 'iterate';
+  // Without :iterate an _include starts from the searched type, and a _revinclude must be able to point at it.
+  if (!iterate && !reverse && sourceType !== resourceType)
+    fail(`Invalid _include value '${raw}': ${resourceType} is searched, not ${sourceType}`, key);
+  if (!iterate && reverse && targets.length > 0 && !targets.includes(targetType ?? resourceType)) {
+    fail(`Invalid _revinclude value '${raw}': ${sourceType}.${code} never points at ${resourceType}`, key);
+  }
+  return { rule: { sourceType, code, param, targetType, iterate }, reverse };
+}
+
 function parseSort(resourceType: string, raw: string): SortRule[] {
   return raw.split(',').map((field) => {
     const descending = field.startsWith('-');
@@ -150,6 +184,8 @@ export function parseSearchQuery(resourceType: string, pairs: Iterable<[string, 
     offset: 0,
     total: 'accurate',
     countOnly: false,
+    includes: [],
+    revIncludes: [],
     linkParams: [],
   };
   for (const [key, raw] of pairs) {
@@ -187,6 +223,14 @@ export function parseSearchQuery(resourceType: string, pairs: Iterable<[string, 
         break;
       case '_pretty':
         break;
+      case '_include':
+      case '_include:iterate':
+      case '_revinclude':
+      case '_revinclude:iterate': {
+        const { rule, reverse } = parseInclude(resourceType, key, raw);
+        (reverse ? query.revIncludes : query.includes).push(rule);
+        break;
+      }
       default:
         if (raw === '') continue; // a parameter with no value constrains nothing
         if (base.startsWith('_') && !findSearchParameter(resourceType, base))

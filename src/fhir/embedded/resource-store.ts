@@ -103,6 +103,11 @@ export class ResourceStore {
     return this.tables.get(resourceType)?.byId.values() ?? [];
   }
 
+  /** Resource types with a table (possibly empty). */
+  types(): string[] {
+    return [...this.tables.keys()];
+  }
+
   size(resourceType: string): number {
     return this.tables.get(resourceType)?.byId.size ?? 0;
   }

@@ -20,6 +20,7 @@ import { FHIR_ID } from '../fhir-id.ts';
 import { withDiagnostics } from '../with-diagnostics.ts';
 import { executeSearch } from './execute-search.ts';
 import { parseSearchQuery, type SearchLimits } from './parse-search-query.ts';
+import { patientEverything } from './patient-everything.ts';
 import type { ResourceStore } from './resource-store.ts';
 import { deepFreeze } from './deep-freeze.ts';
 import { searchRequestPairs } from './search-request-pairs.ts';
@@ -168,6 +169,11 @@ export class StoreRepository extends FhirRepository<undefined> {
     if (!isKnownResourceType(searchRequest.resourceType)) throw new OperationOutcomeError(notFound);
     const query = parseSearchQuery(searchRequest.resourceType, searchRequestPairs(searchRequest), this.opts.limits);
     return executeSearch(this.store, query, this.opts.baseUrl) as Bundle<WithId<T>>;
+  }
+
+  /** Patient/{id}/$everything, paged like a search. */
+  patientEverything(id: string, query: Record<string, string | string[] | undefined>): Bundle {
+    return patientEverything(this.store, { id, query, limits: this.opts.limits, baseUrl: this.opts.baseUrl });
   }
 
   async searchByReference<T extends Resource>(

@@ -1,0 +1,227 @@
+// The FHIR tools on MIMIC-shaped data (fixtures/mimic: MIMIC-IV demo look-alike, generated), run against every
+// FHIR backend over real HTTP: drug names resolved through `_include` (and through a batched read where a server
+// ignores it), frequency, valueDateTime, dataAbsentReason and notes, MIMIC's own observation categories, free-text
+// search, encounter identifiers, locations, discharge and partOf, a condition's encounter, encounters ordered by
+// start (the ongoing-encounter case as HAPI orders it) and Patient/$everything paged. Every expectation is
+// computed from the generated resources, not from either server.
+import { randomUUID } from 'node:crypto';
+import type { Bundle, Encounter, Medication, MedicationRequest, Observation, Resource } from '@medplum/fhirtypes';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { generateMimicDemo } from '../../fixtures/mimic/generate-mimic-demo.ts';
+import type { FhirClient, FhirRequestTrace, SearchResult } from '../../src/fhir/fhir-client.ts';
+import { executeTool } from '../../tools/index.ts';
+import type { ToolContext } from '../../tools/tool.ts';
+
+export type MimicBackend = { fhir: FhirClient; close(): Promise<void> };
+type Row = Record<string, unknown> & { id: string };
+type Content = { total?: number; returned: number; truncated: boolean; results: Row[] };
+
+const SEED = 7;
+const files = generateMimicDemo({ patients: 1, seed: SEED });
+const all = [...files.values()].flat();
+const byKey = new Map(all.map((r) => [`${r.resourceType}/${r.id}`, r]));
+const patientId = files.get('MimicPatient.ndjson.gz')![0].id!;
+const of = <T extends Resource>(type: string) => all.filter((r) => r.resourceType === type) as T[];
+const idOf = (ref: string | undefined) => ref?.split('/').pop();
+
+/** What the summaries should call each drug, straight from the generated resources. */
+function expectedDrug(m: MedicationRequest): string {
+  if (m.medicationCodeableConcept) return m.medicationCodeableConcept.coding![0].code!;
+  const med = byKey.get(m.medicationReference!.reference!) as Medication;
+  const name = (x: Medication) => x.code!.coding!.find((c) => c.system!.endsWith('medication-name'))!.code!;
+  return med.ingredient ? med.ingredient.map((i) => name(byKey.get(i.itemReference!.reference!) as Medication)).join(' + ') : name(med);
+}
+
+// HAPI FHIR 8.8, measured: _sort=date orders encounters by period start ("low"), an ongoing one (no end) by its
+// start too, one with only an end before every start, and one with no period last in both directions.
+const SORT_PATIENT = 'sortcase-p1';
+const sortEncounter = (id: string, period?: Encounter['period']): Encounter => ({
+  resourceType: 'Encounter',
+  id,
+  status: period?.end ? 'finished' : 'in-progress',
+  class: { code: 'IMP' },
+  subject: { reference: `Patient/${SORT_PATIENT}` },
+  ...(period ? { period } : {}),
+});
+const SORT_CASE: Resource[] = [
+  { resourceType: 'Patient', id: SORT_PATIENT, name: [{ family: 'Sortcase' }] },
+  sortEncounter('sortcase-e1', { start: '2020-01-01T00:00:00Z', end: '2020-01-10T00:00:00Z' }),
+  sortEncounter('sortcase-e2', { start: '2020-01-05T00:00:00Z' }),
+  sortEncounter('sortcase-e3', { start: '2020-01-03T00:00:00Z', end: '2020-03-01T00:00:00Z' }),
+  sortEncounter('sortcase-e4'),
+  sortEncounter('sortcase-e5', { end: '2020-01-04T00:00:00Z' }),
+  sortEncounter('sortcase-e6', { start: '2019-12-30T00:00:00Z' }),
+];
+
+const transaction = (resources: Resource[]): Bundle => ({
+  resourceType: 'Bundle',
+  type: 'transaction',
+  entry: resources.map((resource) => ({ resource, request: { method: 'PUT', url: `${resource.resourceType}/${resource.id}` } })),
+});
+
+/** A server that ignores `_include`: the fallback path. */
+function ignoringInclude(fhir: FhirClient): FhirClient {
+  return {
+    ...fhir,
+    async searchResources<T extends Resource>(type: string, params: Parameters<FhirClient['searchResources']>[1], options?: object) {
+      const { _include: _i, '_include:iterate': _it, ...rest } = params;
+      const result = (await fhir.searchResources<T>(type, rest, options)) as SearchResult<T>;
+      return { ...result, included: undefined };
+    },
+  };
+}
+
+export function describeMimicToolContract(name: string, setup: () => Promise<MimicBackend>): void {
+  describe(`tool contract on MIMIC-shaped data: ${name}`, () => {
+    let backend: MimicBackend;
+    const ctx = (over: Partial<ToolContext> = {}): ToolContext => ({
+      fhir: backend.fhir,
+      now: () => new Date('2160-01-01T00:00:00Z'),
+      writesEnabled: false,
+      callId: `call-${randomUUID()}`,
+      ...over,
+    });
+    async function ok<T = Content>(tool: string, args: object, over: Partial<ToolContext> = {}): Promise<T> {
+      const result = await executeTool(tool, JSON.stringify({ patient: patientId, ...args }), ctx(over));
+      if (!result.ok) throw new Error(`${tool} failed: ${JSON.stringify(result.error)}`);
+      return result.content as T;
+    }
+
+    beforeAll(async () => {
+      backend = await setup();
+      const saved = await backend.fhir.executeBatch(transaction([...all, ...SORT_CASE]));
+      const failed = (saved.entry ?? []).filter((e) => !/^20[01]/.test(e.response?.status ?? ''));
+      if (failed.length) throw new Error(`seeding failed: ${JSON.stringify(failed.slice(0, 2))}`);
+    });
+    afterAll(async () => backend?.close());
+
+    it('search_medication_requests names every drug, frequency included, in one request (_include)', async () => {
+      const traces: FhirRequestTrace[] = [];
+      const orders = of<MedicationRequest>('MedicationRequest');
+      const content = await ok('search_medication_requests', { count: 200 }, { onTrace: (t) => traces.push(t) });
+      expect(content.total).toBe(orders.length);
+      expect(traces).toHaveLength(1);
+      expect(decodeURIComponent(traces[0].url)).toContain('_include=MedicationRequest:medication');
+      const named = content.results.filter((r) => (r.medication as { display?: string } | undefined)?.display);
+      expect(named.length / content.results.length).toBeGreaterThanOrEqual(0.95);
+      const expected = new Map(orders.map((m) => [m.id, m]));
+      for (const r of content.results) {
+        const m = expected.get(r.id)!;
+        expect((r.medication as { display: string }).display, r.id).toBe(expectedDrug(m));
+        expect(r.frequency).toBe(m.dosageInstruction![0].timing!.code!.coding![0].code);
+      }
+      // Mixes are named by their ingredients: the fixture has orders for them.
+      expect(content.results.some((r) => String((r.medication as { display: string }).display).includes(' + '))).toBe(true);
+    });
+
+    it('a server that ignores _include gets the same names through batched reads', async () => {
+      const traces: FhirRequestTrace[] = [];
+      const fhir = ignoringInclude(backend.fhir);
+      const direct = await ok('search_medication_requests', { count: 200 });
+      const fallback = await ok('search_medication_requests', { count: 200 }, { fhir, onTrace: (t) => traces.push(t) });
+      expect(fallback.results).toEqual(direct.results);
+      // The search, one _id search for the Medications, one for the mixes' ingredients.
+      expect(traces.length).toBeGreaterThanOrEqual(2);
+      expect(traces.length).toBeLessThanOrEqual(3);
+      expect(decodeURIComponent(traces[1].url)).toMatch(/\/Medication\?_id=/);
+    });
+
+    it('read_resource of an order shows the drug by name', async () => {
+      const order = of<MedicationRequest>('MedicationRequest').find((m) => m.medicationReference)!;
+      const summary = await ok<Row>('read_resource', { resourceType: 'MedicationRequest', id: order.id });
+      expect(summary.medication).toEqual({ display: expectedDrug(order), reference: order.medicationReference!.reference });
+    });
+
+    it("observations keep valueDateTime, dataAbsentReason and notes; MIMIC's own categories are reachable", async () => {
+      const observations = of<Observation>('Observation');
+      const categories = new Map<string, Observation[]>();
+      for (const o of observations) {
+        for (const c of o.category?.flatMap((x) => x.coding ?? []) ?? []) categories.set(c.code!, [...(categories.get(c.code!) ?? []), o]);
+      }
+      for (const category of ['laboratory', 'vital-signs', 'ADT', 'Routine Vital Signs', 'Access Lines - Invasive']) {
+        const content = await ok('search_observations', { category, count: 100 });
+        expect(content.total, category).toBe(categories.get(category)!.length);
+      }
+      const adt = await ok('search_observations', { category: 'ADT', count: 100 });
+      const byId = new Map(observations.map((o) => [o.id, o]));
+      for (const r of adt.results) expect(r.value).toBe(byId.get(r.id)!.valueDateTime);
+      const absent = observations.find((o) => o.dataAbsentReason && o.note)!;
+      const summary = await ok<Row>('read_resource', { resourceType: 'Observation', id: absent.id });
+      expect(summary).toMatchObject({ dataAbsentReason: 'unknown', note: [absent.note![0].text] });
+      expect(summary.value).toBeUndefined();
+    });
+
+    it('search_observations finds by name (code:text: the start of a display, any case)', async () => {
+      const display = of<Observation>('Observation').find((o) => o.category?.[0].coding?.[0].code === 'laboratory')!.code.coding![0]
+        .display!;
+      const word = display.split(' ')[0].toUpperCase();
+      const expected = of<Observation>('Observation').filter((o) =>
+        [o.code.text, ...(o.code.coding ?? []).map((c) => c.display)].some((t) => t?.toUpperCase().startsWith(word)),
+      );
+      const content = await ok('search_observations', { text: word, count: 100 });
+      expect(content.total).toBe(expected.length);
+      const wanted = new Set(expected.map((o) => o.id));
+      for (const r of content.results) expect(wanted.has(r.id), String(r.display)).toBe(true);
+      expect((await ok('search_observations', { text: 'zzzz-no-such-test' })).total).toBe(0);
+    });
+
+    it('encounters: newest start first, with identifiers, service, locations, discharge and partOf', async () => {
+      const encounters = of<Encounter>('Encounter');
+      const content = await ok('search_encounters', {});
+      expect(content.total).toBe(encounters.length);
+      const starts = content.results.map((r) => Date.parse(String(r.date)));
+      expect(starts).toEqual([...starts].sort((a, b) => b - a));
+      const byId = new Map(encounters.map((e) => [e.id, e]));
+      for (const r of content.results) {
+        const e = byId.get(r.id)!;
+        const identifier = e.identifier![0];
+        expect(r.identifier).toBe(`${identifier.system!.split('/').pop()} ${identifier.value}`);
+        expect(r.partOf).toBe(idOf(e.partOf?.reference));
+        expect(r.discharge).toBe(e.hospitalization?.dischargeDisposition?.coding?.[0].code);
+        expect(r.service).toBe(e.serviceType?.coding?.[0].code);
+        expect(r.locations).toBe(e.location!.map((l) => (byKey.get(l.location.reference!) as { name: string }).name).join(' → '));
+      }
+      expect(content.results.some((r) => String(r.identifier).startsWith('encounter-hosp '))).toBe(true);
+      expect(content.results.some((r) => String(r.identifier).startsWith('encounter-icu ') && r.partOf)).toBe(true);
+    });
+
+    it('conditions link their encounter', async () => {
+      const conditions = of<Resource & { encounter?: { reference?: string } }>('Condition');
+      const content = await ok('search_conditions', { count: 200 });
+      expect(content.total).toBe(conditions.length);
+      const byId = new Map(conditions.map((c) => [c.id, c]));
+      for (const r of content.results) expect(r.encounter).toBe(idOf(byId.get(r.id)!.encounter?.reference));
+    });
+
+    it('orders encounters by period start as HAPI does: ongoing by start, end-only first, undated last', async () => {
+      const order = async (sort: string) =>
+        (await backend.fhir.searchResources('Encounter', { subject: `Patient/${SORT_PATIENT}`, _sort: sort })).resources.map((r) => r.id);
+      expect(await order('date')).toEqual(['sortcase-e5', 'sortcase-e6', 'sortcase-e1', 'sortcase-e3', 'sortcase-e2', 'sortcase-e4']);
+      expect(await order('-date')).toEqual(['sortcase-e2', 'sortcase-e3', 'sortcase-e1', 'sortcase-e6', 'sortcase-e5', 'sortcase-e4']);
+    });
+
+    it('Patient/$everything pages through the patient, their compartment and what it references', async () => {
+      const ids = new Set<string>();
+      let url: string | undefined = `${backend.fhir.baseUrl}/Patient/${patientId}/$everything?_count=200`;
+      let pages = 0;
+      let total: number | undefined;
+      while (url && pages < 50) {
+        const res = await fetch(url, { headers: { accept: 'application/fhir+json' } });
+        expect(res.status).toBe(200);
+        const page = (await res.json()) as Bundle;
+        total ??= page.total;
+        pages++;
+        for (const e of page.entry ?? []) ids.add(`${e.resource!.resourceType}/${e.resource!.id}`);
+        url = page.link?.find((l) => l.relation === 'next')?.url;
+      }
+      expect(pages).toBeGreaterThan(1);
+      const compartment = all.filter((r) => (r as { subject?: { reference?: string } }).subject?.reference === `Patient/${patientId}`);
+      for (const r of compartment) expect(ids.has(`${r.resourceType}/${r.id}`), `${r.resourceType}/${r.id}`).toBe(true);
+      for (const m of of<MedicationRequest>('MedicationRequest'))
+        if (m.medicationReference) expect(ids.has(m.medicationReference.reference!)).toBe(true);
+      expect(ids.has(`Patient/${patientId}`)).toBe(true);
+      expect(ids.has(`Patient/${SORT_PATIENT}`)).toBe(false);
+      if (total !== undefined) expect(total).toBe(ids.size);
+    });
+  });
+}

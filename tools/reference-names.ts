@@ -1,0 +1,113 @@
+// Names for what search results point at (Medication, Location, Organization): a model cannot read
+// `Medication/<uuid>`. They come from the search's own `_include` entries where the server honours `_include`,
+// and otherwise from one batched `_id` search per type. Looking names up is a nicety: when it fails the results
+// keep their references and the tool still answers.
+import type { Medication, Resource } from '@medplum/fhirtypes';
+import type { SearchResult } from '../src/fhir/fhir-client.ts';
+import type { ToolContext } from './tool.ts';
+
+/** `Type/id` → a human-readable name. */
+export type ReferenceNames = ReadonlyMap<string, string>;
+
+const BATCH = 100;
+const keyOf = (r: Resource) => `${r.resourceType}/${r.id}`;
+
+/** Every `Type/id` reference of one of `types` anywhere in the resources (relative or absolute URLs). */
+function referencesTo(resources: unknown[], types: ReadonlySet<string>): Set<string> {
+  const out = new Set<string>();
+  const walk = (v: unknown): void => {
+    if (Array.isArray(v)) v.forEach(walk);
+    else if (v && typeof v === 'object') {
+      for (const [k, x] of Object.entries(v)) {
+        if (k === 'reference' && typeof x === 'string') {
+          const m = /(?:^|\/)([A-Z][A-Za-z]+)\/([A-Za-z0-9\-.]{1,64})$/.exec(x);
+          if (m && types.has(m[1])) out.add(`${m[1]}/${m[2]}`);
+        } else if (typeof x === 'object') walk(x);
+      }
+    }
+  };
+  walk(resources);
+  return out;
+}
+
+/**
+ * A medication's name: its text, a coding's display, or the code of a name system (MIMIC files drug names as
+ * codes of `…/mimic-medication-name`); a mix is its ingredients' names joined with " + ".
+ */
+export function medicationName(m: Medication, names: ReferenceNames = new Map()): string | undefined {
+  const codings = m.code?.coding ?? [];
+  const own =
+    m.code?.text ?? codings.find((c) => c.display)?.display ?? codings.find((c) => c.code && /medication-name$/.test(c.system ?? ''))?.code;
+  if (own) return own;
+  const parts = (m.ingredient ?? []).map(
+    (i) =>
+      i.itemCodeableConcept?.text ??
+      i.itemCodeableConcept?.coding?.find((c) => c.display)?.display ??
+      names.get(i.itemReference?.reference ?? ''),
+  );
+  if (parts.length && parts.every(Boolean)) return parts.join(' + ');
+  return m.identifier?.find((i) => i.value)?.value ?? codings.find((c) => c.code)?.code;
+}
+
+function nameOf(r: Resource, names: ReferenceNames): string | undefined {
+  switch (r.resourceType) {
+    case 'Medication':
+      return medicationName(r, names);
+    case 'Location':
+    case 'Organization':
+      return r.name;
+    default:
+      return undefined;
+  }
+}
+
+async function readMissing(wanted: Set<string>, known: Map<string, Resource>, ctx: ToolContext): Promise<void> {
+  const byType = new Map<string, string[]>();
+  for (const ref of wanted) {
+    if (known.has(ref)) continue;
+    const [type, id] = ref.split('/');
+    byType.set(type, [...(byType.get(type) ?? []), id]);
+  }
+  for (const [type, ids] of byType) {
+    for (let i = 0; i < ids.length; i += BATCH) {
+      const chunk = ids.slice(i, i + BATCH);
+      try {
+        const found = await ctx.fhir.searchResources(
+          type,
+          { _id: chunk.join(','), _count: chunk.length },
+          { signal: ctx.signal, onTrace: ctx.onTrace, maxResults: chunk.length },
+        );
+        for (const r of found.resources) known.set(keyOf(r), r);
+      } catch {
+        // Names are a nicety; the references stay.
+      }
+    }
+  }
+}
+
+/** Names for the references of `types` in a search's results (Medication mixes: their ingredients too). */
+export async function referenceNames(result: SearchResult, types: readonly string[], ctx: ToolContext): Promise<ReferenceNames> {
+  const typeSet = new Set(types);
+  const known = new Map<string, Resource>((result.included ?? []).map((r) => [keyOf(r), r]));
+  await readMissing(referencesTo(result.resources, typeSet), known, ctx);
+  // A mix names itself by its ingredients, which are Medications too: one more round for those.
+  if (typeSet.has('Medication'))
+    await readMissing(
+      referencesTo(
+        [...known.values()].filter((r) => r.resourceType === 'Medication'),
+        typeSet,
+      ),
+      known,
+      ctx,
+    );
+  const names = new Map<string, string>();
+  // Ingredients first, so a mix finds their names.
+  const ordered = [...known.values()].sort(
+    (a, b) => Number(Boolean((a as Medication).ingredient)) - Number(Boolean((b as Medication).ingredient)),
+  );
+  for (const r of ordered) {
+    const name = nameOf(r, names);
+    if (name) names.set(keyOf(r), name);
+  }
+  return names;
+}
