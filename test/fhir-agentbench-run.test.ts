@@ -3,7 +3,7 @@
 // The answer key replayed as answers must pass every row the rubric grades, with retrieval recall and precision
 // of 1 read from the recorded requests; a question whose gold resource is not on the server is "data missing".
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -118,5 +118,15 @@ describe('eval run <fhir-agentbench.csv>', () => {
     expect(samples).toHaveLength(rows.length);
     expect(samples.every((s) => s.passed || !s.scores.agentbench_rubric)).toBe(true);
     expect(footer?.summary.fhirAgentBench).toMatchObject({ dataMissing: 1, rubric: { graded, passed: graded } });
+
+    // `eval report` repeats the headline from the log alone.
+    const report = await cli('report', log, '--out', path.join(dir, 'answer-key-report'));
+    expect(report.code).toBe(0);
+    const md = await readFile(path.join(dir, 'answer-key-report.md'), 'utf8');
+    const html = await readFile(path.join(dir, 'answer-key-report.html'), 'utf8');
+    for (const text of [md, html]) {
+      expect(text).toContain(`FHIR-AgentBench: ${rows.length + 1} questions, 1 data missing`);
+      expect(text).toContain(`rubric pass rate: 100.0% (${graded}/${graded})`);
+    }
   }, 180_000);
 });

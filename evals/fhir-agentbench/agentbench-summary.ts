@@ -1,6 +1,6 @@
 // The FHIR-AgentBench headline: rubric pass rate (over the rows it can grade), judge pass rate (when a judge ran),
 // mean retrieval recall and precision (over rows with gold resources), and the data-missing count.
-import type { SampleRecord } from '../eval-log.ts';
+import type { HeaderRecord, SampleRecord } from '../eval-log.ts';
 
 export interface AgentBenchSummary {
   questions: number;
@@ -47,4 +47,11 @@ export function formatAgentBenchSummary(s: AgentBenchSummary): string {
       ? `retrieval over ${s.retrieval.rows} rows with gold resources: recall ${s.retrieval.recall.toFixed(3)} (all gold retrieved; mean fraction ${s.retrieval.recallFraction.toFixed(3)}), precision ${s.retrieval.precision.toFixed(3)}`
       : 'retrieval: n/a (no rows with gold resources were run)',
   ].join('\n');
+}
+
+/** The same lines for `eval report`, when the run is a FHIR-AgentBench one (its header carries the data check). */
+export function agentBenchReportLines(header: HeaderRecord | undefined, samples: readonly SampleRecord[]): string[] {
+  const check = header?.spec.dataCheck as { dataMissing?: number } | undefined;
+  if (!check || typeof check.dataMissing !== 'number') return [];
+  return formatAgentBenchSummary(summarizeAgentBench(samples, check.dataMissing)).split('\n');
 }

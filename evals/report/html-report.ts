@@ -1,5 +1,6 @@
 // A self-contained HTML page: summary, inline SVG charts, and a per-sample drill-down into the transcript.
 import type { SampleRecord } from '../eval-log.ts';
+import { agentBenchReportLines } from '../fhir-agentbench/agentbench-summary.ts';
 import { formatPassRate, summarize } from '../metrics.ts';
 import type { MergedRun } from './merge-logs.ts';
 import { barChart, esc, histogram, stackedChart } from './svg-charts.ts';
@@ -64,6 +65,9 @@ input{padding:4px;width:280px}.errors{border:1px solid #fca5a5;background:#fef2f
 </style></head><body>
 <h1>Eval report: ${esc(h?.task ?? 'run')}</h1>
 <p class="big">pass rate ${formatPassRate(overall)}</p>
+${agentBenchReportLines(h, run.samples)
+  .map((l) => `<p>${esc(l)}</p>`)
+  .join('')}
 ${harnessErrors(run.samples)}<p>solver <code>${esc(h?.solver.name ?? '?')}</code> <code>${esc(
     Object.entries(h?.solver.args ?? {})
       .map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`)

@@ -1,3 +1,4 @@
+import { agentBenchReportLines } from '../fhir-agentbench/agentbench-summary.ts';
 import { formatPassRate, summarize } from '../metrics.ts';
 import type { MergedRun } from './merge-logs.ts';
 
@@ -17,6 +18,8 @@ export function markdownReport(run: MergedRun): string {
   lines.push(`- logs: ${run.sources.join(', ')}`, '');
   for (const w of run.warnings) lines.push(`> warning: ${w}`);
   lines.push(`**pass rate: ${formatPassRate(overall)}**; errors: ${overall.errors}`, '');
+  const agentBench = agentBenchReportLines(h, run.samples);
+  if (agentBench.length) lines.push(...agentBench.map((l) => `- ${l}`), '');
   lines.push(
     '| category | pass rate | steps | tool calls (errors) | prompt tok | completion tok | reasoning tok | cached tok | finish reasons | p50 / p95 latency |',
   );
