@@ -38,9 +38,9 @@ function cpuMs(pid: number | undefined): number {
 
 interface Measured {
   rps: number;
-  /** CPU ms of the replicas, and of redis-server, per answered request. */
-  gatewayCpuMs: number;
-  redisCpuMs: number;
+  /** CPU µs of the replicas, and of redis-server, per answered request. */
+  gatewayCpuUs: number;
+  redisCpuUs: number;
 }
 
 /** Requests per second over `targets` at once, the connections split evenly, and the CPU it took. */
@@ -65,15 +65,15 @@ async function throughput(targets: Replica[], redisPid: number | undefined, dura
   const answered = results.reduce((n, r) => n + r.requests.total, 0);
   return {
     rps: results.reduce((sum, r) => sum + r.requests.average, 0),
-    gatewayCpuMs: (gateway1 - gateway0) / answered,
-    redisCpuMs: (redis1 - redis0) / answered,
+    gatewayCpuUs: ((gateway1 - gateway0) * 1000) / answered,
+    redisCpuUs: ((redis1 - redis0) * 1000) / answered,
   };
 }
 
 /** Each setup measured once per round, the rounds interleaved, best of RUNS: drift on a busy machine hits all alike. */
 async function bestOf(setups: Replica[][], redisPid: number | undefined): Promise<Measured[]> {
   for (const targets of setups) await throughput(targets, redisPid, 1);
-  const best: Measured[] = setups.map(() => ({ rps: 0, gatewayCpuMs: NaN, redisCpuMs: NaN }));
+  const best: Measured[] = setups.map(() => ({ rps: 0, gatewayCpuUs: NaN, redisCpuUs: NaN }));
   for (let run = 0; run < RUNS; run++) {
     for (const [i, targets] of setups.entries()) {
       const m = await throughput(targets, redisPid);
@@ -173,19 +173,19 @@ const suite: BenchSuite = {
         {
           suite: 'replicas',
           case: `${chat}, 1 replica, in-process rate limit`,
-          metric: 'gateway CPU ms/request',
-          value: base.gatewayCpuMs,
+          metric: 'gateway CPU µs/request',
+          value: base.gatewayCpuUs,
         },
         {
           suite: 'replicas',
           case: `${chat}, 1 replica, Redis rate limit`,
-          metric: 'gateway CPU ms/request',
-          value: one.gatewayCpuMs,
+          metric: 'gateway CPU µs/request',
+          value: one.gatewayCpuUs,
           baselineName: 'in process',
-          baseline: base.gatewayCpuMs,
-          ratio: one.gatewayCpuMs / base.gatewayCpuMs,
+          baseline: base.gatewayCpuUs,
+          ratio: one.gatewayCpuUs / base.gatewayCpuUs,
         },
-        { suite: 'replicas', case: `${chat}, 1 replica, Redis rate limit`, metric: 'redis-server CPU ms/request', value: one.redisCpuMs },
+        { suite: 'replicas', case: `${chat}, 1 replica, Redis rate limit`, metric: 'redis-server CPU µs/request', value: one.redisCpuUs },
       );
       const cores = cpus().length;
       for (const [n, m] of [
@@ -207,11 +207,11 @@ const suite: BenchSuite = {
           {
             suite: 'replicas',
             case: `${chat}, ${n} replicas, Redis rate limit (${cores} cores)`,
-            metric: 'gateway CPU ms/request',
-            value: m.gatewayCpuMs,
+            metric: 'gateway CPU µs/request',
+            value: m.gatewayCpuUs,
             baselineName: '1 replica',
-            baseline: one.gatewayCpuMs,
-            ratio: m.gatewayCpuMs / one.gatewayCpuMs,
+            baseline: one.gatewayCpuUs,
+            ratio: m.gatewayCpuUs / one.gatewayCpuUs,
           },
         );
       }
