@@ -1,6 +1,7 @@
 // What MCP over HTTP costs (issue 13): POST /mcp builds a server and a transport per request (stateless), and a
 // call summarises what it found. Measured against the same gateway, in the same run: a tools/call of
-// search_observations against the same search sent straight to /fhir, and tools/list against GET /v1/models (the
+// search_observations against the URL that tool sends, sent straight to /fhir (what a client pays for the tool
+// path: the MCP layer, the in-process FHIR client and the summary), and tools/list against GET /v1/models (the
 // cheapest authenticated route), in turns (baseline, MCP, baseline, MCP…) so drift on a shared machine hits both.
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
@@ -26,8 +27,8 @@ const PAIRS: Array<{ label: string; baseline: Target; mcp: Target }> = [
   {
     label: 'a search',
     baseline: {
-      name: 'GET /fhir/Observation (the same search)',
-      path: `/fhir/Observation?patient=${SEARCH.patient}&code=${encodeURIComponent(SEARCH.code)}&_sort=-date&_count=${SEARCH.count}`,
+      name: 'GET /fhir/Observation (the URL the tool sends)',
+      path: `/fhir/Observation?patient=Patient%2F${SEARCH.patient}&code=${encodeURIComponent(SEARCH.code)}&_sort=-date%2C_id&_count=${SEARCH.count}&_total=accurate`,
       method: 'GET',
       expect: '"resourceType":"Bundle"',
     },
