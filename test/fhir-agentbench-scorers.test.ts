@@ -7,7 +7,7 @@ import { agentBenchToScenario } from '../evals/fhir-agentbench/agentbench-scenar
 import { answerKind } from '../evals/fhir-agentbench/answer-kind.ts';
 import { JUDGE_PROMPT_SHA256, JUDGE_PROMPT_VERSION } from '../evals/fhir-agentbench/judge-prompt.ts';
 import { readReference, referencesInToolResult, retrievalMetrics } from '../evals/fhir-agentbench/retrieval-metrics.ts';
-import { agentBenchJudgeScorer } from '../evals/scorers/agentbench-judge-scorer.ts';
+import { agentBenchJudgeScorer, gradeOf } from '../evals/scorers/agentbench-judge-scorer.ts';
 import { retrievalPrecisionScorer, retrievalRecallScorer } from '../evals/scorers/agentbench-retrieval-scorers.ts';
 import { agentBenchRubricScorer } from '../evals/scorers/agentbench-rubric-scorer.ts';
 import type { ScoreContext, SolverOutput } from '../evals/task.ts';
@@ -194,6 +194,16 @@ describe('the judge, through an OpenAI-compatible server', () => {
     expect(await judge.score(ctx(q, output([88])))).toMatchObject({ value: 1, metadata: { attempt: 2 } });
     up.enqueue(completionReply({ content: 'maybe' }), { status: 500, body: { error: { message: 'down' } } });
     expect(await judge.score(ctx(q, output([88])))).toMatchObject({ value: 0, metadata: { judgeError: true } });
+  });
+
+  it("reads the grade after a reasoning model's thinking, never from thinking cut short", async () => {
+    expect(gradeOf('<think>The values match, so 0 is wrong.</think>\n\n1')).toBe('1');
+    expect(gradeOf('**0**')).toBe('0');
+    expect(gradeOf('<think>Compare 88 with 88, the answer is 1')).toBeUndefined();
+    const judge = agentBenchJudgeScorer({ baseUrl: up.baseUrl, model: 'j' });
+    up.enqueue(completionReply({ content: '<think>88 equals 88.</think>\n0' }));
+    expect((await judge.score(ctx(q, output([72]))))?.value).toBe(0);
+    expect(up.requests.at(-1)?.body.max_tokens).toBeGreaterThanOrEqual(512);
   });
 
   it('settles the null-answer step without a model call, and tells the judge "no answer" for rows without gold', async () => {

@@ -11,6 +11,8 @@ import type { JudgeOptions } from './model-graded-scorer.ts';
 
 /** The benchmark re-asks until it gets 0 or 1; we ask at most this many times, then record a judge error. */
 const ATTEMPTS = 2;
+/** Room for a reasoning model's thinking before its 0/1 (a thinking judge cut short gives no grade). */
+const MAX_TOKENS = 1024;
 
 export function agentBenchJudgeScorer(judge: JudgeOptions): Scorer {
   const doFetch = judge.fetch ?? fetch;
@@ -35,7 +37,12 @@ export function agentBenchJudgeScorer(judge: JudgeOptions): Scorer {
           const res = await doFetch(`${judge.baseUrl.replace(/\/$/, '')}/chat/completions`, {
             method: 'POST',
             headers: { 'content-type': 'application/json', ...(judge.apiKey ? { authorization: `Bearer ${judge.apiKey}` } : {}) },
-            body: JSON.stringify({ model: judge.model, messages: [{ role: 'user', content: prompt }], temperature: 0, max_tokens: 16 }),
+            body: JSON.stringify({
+              model: judge.model,
+              messages: [{ role: 'user', content: prompt }],
+              temperature: 0,
+              max_tokens: MAX_TOKENS,
+            }),
             signal: AbortSignal.timeout(judge.timeoutMs ?? 120_000),
           });
           if (!res.ok) {
@@ -44,7 +51,7 @@ export function agentBenchJudgeScorer(judge: JudgeOptions): Scorer {
           }
           const body = (await res.json()) as { choices?: Array<{ message?: { content?: string | null } }> };
           last = (body.choices?.[0]?.message?.content ?? '').trim();
-          const grade = /^[\s'"`]*([01])\b/.exec(last)?.[1] ?? /\b([01])[\s'"`.]*$/.exec(last)?.[1];
+          const grade = gradeOf(last);
           if (grade) {
             return {
               value: Number(grade),
@@ -61,4 +68,11 @@ export function agentBenchJudgeScorer(judge: JudgeOptions): Scorer {
       return { value: 0, answer: shown, explanation: last, metadata: { judged: true, judgeError: true } };
     },
   };
+}
+
+/** The 0/1 at the start or the end of the reply, after any closed `<think>…</think>`; none from unfinished thinking. */
+export function gradeOf(reply: string): '0' | '1' | undefined {
+  const text = reply.replace(/<think>[\s\S]*?<\/think>/g, '').trim();
+  if (text.includes('<think>')) return undefined;
+  return (/^[\s'"`*]*([01])\b/.exec(text)?.[1] ?? /\b([01])[\s'"`.*]*$/.exec(text)?.[1]) as '0' | '1' | undefined;
 }
