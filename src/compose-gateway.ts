@@ -82,7 +82,7 @@ export async function composeGateway(opts: ComposeGatewayOptions): Promise<Compo
           if (telemetry.metrics) await app.register(metricsRoute, { registry: telemetry.metrics.registry, token: config.METRICS_TOKEN });
         },
         async (app) => {
-          await app.register(mcpRoute, { serverFor: mcpServerFor });
+          await app.register(mcpRoute, { serverFor: mcpServerFor, maxToolCalls: config.AGENT_MAX_TOOL_CALLS });
         },
       ],
       readiness: deps.readiness,

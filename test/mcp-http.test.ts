@@ -176,6 +176,37 @@ describe('keys and scopes, as on /fhir', () => {
     expect(resultOf(allowed).content.returned).toBe(2);
   });
 
+  it('a JSON-RPC batch runs each call, but no more tools/call than a chat request may run (AGENT_MAX_TOOL_CALLS)', async () => {
+    const search = (id: number) => ({
+      jsonrpc: '2.0',
+      id,
+      method: 'tools/call',
+      params: { name: 'search_allergies', arguments: { patient: 'S1000002' } },
+    });
+    const batch = (n: number) =>
+      fetch(`${gw.baseUrl}/mcp`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${key.reader}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+        },
+        body: JSON.stringify(Array.from({ length: n }, (_, i) => search(i + 1))),
+      });
+    const two = await batch(2);
+    expect(two.status).toBe(200);
+    const answers = await two.json();
+    expect(answers.map((a: any) => [a.id, a.result.isError])).toEqual([
+      [1, false],
+      [2, false],
+    ]);
+    const before = auditEvents().filter(byKeyAndTool('mcp-reader', 'search_allergies')).length;
+    const tooMany = await batch(33);
+    expect(tooMany.status).toBe(400);
+    expect((await tooMany.json()).error).toMatchObject({ code: -32600, message: expect.stringContaining('at most 32 tools/call') });
+    expect(auditEvents().filter(byKeyAndTool('mcp-reader', 'search_allergies')).length).toBe(before);
+  });
+
   it('a page of another origin may not drive the tools (DNS rebinding), and there are no sessions to GET', async () => {
     const res = await post({ authorization: `Bearer ${key.reader}`, origin: 'http://evil.example' });
     expect(res.status).toBe(403);

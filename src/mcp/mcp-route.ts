@@ -12,6 +12,11 @@ import { ApiError } from '../openai/api-error.ts';
 export interface McpRouteOptions {
   /** A server offering this caller's tools. */
   serverFor(access: KeyAccess): Server;
+  /**
+   * Most tools/call requests in one POST (a JSON-RPC batch): one request is one step of the rate limit, so a batch
+   * may not run more tools than a chat request may (AGENT_MAX_TOOL_CALLS).
+   */
+  maxToolCalls: number;
 }
 
 /** Without sessions there is no stream to open (GET) or session to end (DELETE); the SDK client expects 405. */
@@ -31,9 +36,16 @@ function toWebRequest(req: FastifyRequest): Request {
   return new Request(`${req.protocol}://${req.host}${req.url}`, { method: req.method, headers });
 }
 
+const isToolCall = (m: unknown): boolean => typeof m === 'object' && m !== null && (m as { method?: unknown }).method === 'tools/call';
+
 async function handlePost(req: FastifyRequest, reply: FastifyReply, o: McpRouteOptions): Promise<FastifyReply> {
   // The auth hook sets keyAccess on /mcp (the anonymous sandbox's on a keyless loopback gateway); without it, nothing.
   if (!req.keyAccess) throw new ApiError(401, 'No API key was checked for this request.', { code: 'invalid_api_key' });
+  const calls = Array.isArray(req.body) ? req.body.filter(isToolCall).length : 0;
+  if (calls > o.maxToolCalls) {
+    const message = `Invalid Request: at most ${o.maxToolCalls} tools/call requests per batch (this one has ${calls}); send them in several POSTs.`;
+    return reply.code(400).send({ jsonrpc: '2.0', error: { code: -32600, message }, id: null });
+  }
   const server = o.serverFor(req.keyAccess);
   const transport = new WebStandardStreamableHTTPServerTransport({
     sessionIdGenerator: undefined,
