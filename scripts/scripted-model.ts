@@ -132,7 +132,9 @@ function chunks(step: Step, includeUsage: boolean): unknown[] {
 }
 
 async function handle(req: IncomingMessage, res: ServerResponse, onChat?: (body: ChatRequest) => void): Promise<void> {
-  const send = (status: number, body: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+  const send = (status: number, body: unknown): void => {
+    res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+  };
   const url = req.url ?? '';
   if (req.method === 'GET' && url.endsWith('/models')) {
     return send(200, { object: 'list', data: [{ id: 'scripted', object: 'model', created: 0, owned_by: 'scripted-model' }] });

@@ -72,13 +72,14 @@ beforeAll(async () => {
   ]);
   await evalCli(['report', path.join(dir, 'model.jsonl')]);
   // An endpoint that lists its model and then fails every chat request: every sample is a harness error.
-  broken = createServer((req, res) => {
+  const server = createServer((req, res) => {
     if (req.url?.endsWith('/models'))
       return void res.writeHead(200, JSON_TYPE).end('{"object":"list","data":[{"id":"m","object":"model"}]}');
     res.writeHead(500, JSON_TYPE).end('{"error":{"message":"the model server crashed","type":"server_error"}}');
   });
-  await new Promise<void>((resolve) => broken.listen(0, '127.0.0.1', resolve));
-  const brokenUrl = `http://127.0.0.1:${(broken.address() as AddressInfo).port}/v1`;
+  broken = server;
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const brokenUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
   await evalCli([
     'run',
     'builtin',
@@ -123,9 +124,9 @@ async function open(file: string): Promise<{ page: Page; errors: string[] }> {
 async function clippedLabels(page: Page): Promise<string[]> {
   return page.evaluate(() => {
     const out: string[] = [];
-    for (const svg of document.querySelectorAll('svg')) {
+    for (const svg of Array.from(document.querySelectorAll('svg'))) {
       const box = svg.getBoundingClientRect();
-      for (const t of svg.querySelectorAll('text')) {
+      for (const t of Array.from(svg.querySelectorAll('text'))) {
         const r = t.getBoundingClientRect();
         const over = Math.max(box.left - r.left, r.right - box.right, box.top - r.top, r.bottom - box.bottom, -r.left);
         if (over > 0.5) out.push(`${svg.getAttribute('aria-label')}: "${t.textContent}" by ${over.toFixed(1)} px`);

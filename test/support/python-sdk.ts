@@ -9,7 +9,7 @@ const run = promisify(execFile);
 const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../..');
 const VENV = path.join(ROOT, 'node_modules/.cache/fhir-agent-gateway/py-openai');
 /** The venv's python. */
-const PYTHON = path.join(VENV, 'bin', 'python');
+export const PYTHON = path.join(VENV, 'bin', 'python');
 /** test/python: the scripts and requirements.txt. */
 const PYTHON_DIR = path.join(ROOT, 'test/python');
 
