@@ -53,7 +53,18 @@ async function listen(env: Record<string, string>): Promise<Live> {
 /** The environment of a fresh shell: none of the gateway's variables leak in from the test process. */
 function shellEnv(extra: Record<string, string | undefined>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env, ...extra };
-  for (const name of [...Object.keys(CONFIG_VARS), 'KEY', 'VITEST', 'VITEST_POOL_ID', 'VITEST_WORKER_ID', 'NODE_ENV']) {
+  // OPENAI_API_KEY would hide a snippet that passes no key of its own.
+  const unset = [
+    ...Object.keys(CONFIG_VARS),
+    'KEY',
+    'OPENAI_API_KEY',
+    'OPENAI_BASE_URL',
+    'VITEST',
+    'VITEST_POOL_ID',
+    'VITEST_WORKER_ID',
+    'NODE_ENV',
+  ];
+  for (const name of unset) {
     if (!(name in extra)) delete env[name];
   }
   return env;
