@@ -137,9 +137,11 @@ const SAMPLES: Record<string, Args[]> = {
   ],
   search_observations: [
     { patient: 'S1000001', code: 'http://loinc.org|2823-3' },
+    { patient: 'S1000001', category: 'Routine Vital Signs', text: 'heart rate' },
     {
       patient: 'Patient/S1000002',
       code: 'K,http://loinc.org|6298-4',
+      text: 'potassium',
       category: 'laboratory',
       date_from: '2024-03-01',
       date_to: '2024-03-01T08:00:00Z',
@@ -147,7 +149,9 @@ const SAMPLES: Record<string, Args[]> = {
       raw: true,
     },
   ],
-  search_conditions: [{ patient: 'S1000001', clinical_status: 'active', code: 'http://snomed.info/sct|44054006', count: 50, raw: false }],
+  search_conditions: [
+    { patient: 'S1000001', clinical_status: 'active', code: 'http://snomed.info/sct|44054006', text: 'diabetes', count: 50, raw: false },
+  ],
   search_medication_requests: [
     { patient: 'S1000001', status: 'active' },
     {
@@ -165,6 +169,7 @@ const SAMPLES: Record<string, Args[]> = {
     {
       patient: 'S1000001',
       code: 'http://snomed.info/sct|80146002',
+      text: 'appendectomy',
       status: 'completed',
       date_from: '1900-01-01',
       date_to: '2100-01-01',
