@@ -25,7 +25,8 @@ async function main(): Promise<void> {
   // Its calls are audited where AUDIT_SINK says; unset means off, as on a keyless gateway (a client may start this
   // in any working directory, where a default audit/ file would be a surprise).
   config = { ...config, auditSink: config.AUDIT_SINK ?? 'off' };
-  const logger = pino({ level: config.LOG_LEVEL, base: { mode: 'mcp-stdio' } }, pino.destination(2));
+  // Synchronous: the last lines before process.exit are not lost, and a stdio server logs little.
+  const logger = pino({ level: config.LOG_LEVEL, base: { mode: 'mcp-stdio' } }, pino.destination({ dest: 2, sync: true }));
   const gateway = await composeGateway({ config, logger });
   const server = gateway.mcpServerFor(plainKeyAccess(STDIO_KEY_ID, { writes: config.FHIR_WRITE_TOOLS }));
 

@@ -11,6 +11,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { executeTool, toolRegistry, tools } from '../tools/index.ts';
 import { createApiKey } from '../src/auth/create-api-key.ts';
+import { IDEMPOTENCY_META } from '../src/mcp/mcp-server-factory.ts';
 import { createMedplumFhirClient } from '../src/fhir/medplum-fhir-client.ts';
 import { startGateway, type RunningGateway } from './support/gateway-harness.ts';
 
@@ -146,6 +147,35 @@ describe('tools/call', () => {
     const refused = await call(await connect(key.reader), 'record_observation', heartRate);
     expect(refused.isError).toBe(true);
     expect(resultOf(refused).error).toMatchObject({ code: 'forbidden', message: expect.stringContaining('create on Observation') });
+  });
+
+  it('a write retried with the same idempotency key in _meta is written once; without one, each call writes', async () => {
+    const writer = await connect(key.writer);
+    const bp = {
+      patient: 'S1000002',
+      code: { system: 'http://loinc.org', code: '85354-9' },
+      blood_pressure: { systolic: 121, diastolic: 79 },
+    };
+    const withKey = () =>
+      writer.callTool({
+        name: 'record_observation',
+        arguments: bp,
+        _meta: { [IDEMPOTENCY_META]: 'retry-me-1' },
+      }) as Promise<CallToolResult>;
+    const first = resultOf(await withKey());
+    const retry = resultOf(await withKey());
+    expect(first.written).toEqual([{ resourceType: 'Observation', id: expect.any(String), created: true }]);
+    expect(retry.written).toEqual([{ resourceType: 'Observation', id: first.written[0].id, created: false }]);
+    const plain = [resultOf(await call(writer, 'record_observation', bp)), resultOf(await call(writer, 'record_observation', bp))];
+    expect(new Set(plain.map((r) => r.written[0].id)).size).toBe(2);
+
+    const badKey = (await writer.callTool({
+      name: 'record_observation',
+      arguments: bp,
+      _meta: { [IDEMPOTENCY_META]: 7 },
+    })) as CallToolResult;
+    expect(badKey.isError).toBe(true);
+    expect(resultOf(badKey).error).toMatchObject({ code: 'invalid_arguments', details: [{ path: `_meta.${IDEMPOTENCY_META}` }] });
   });
 });
 

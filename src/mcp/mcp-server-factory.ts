@@ -23,16 +23,24 @@ export interface McpServerFactoryOptions {
   generateCallId?: () => string;
 }
 
+/** A tools/call `_meta` key: the same value on a retried write call makes it the same write (created once). */
+export const IDEMPOTENCY_META = 'fhir-agent-gateway/idempotency-key';
+const MAX_IDEMPOTENCY_KEY = 256;
+
 const INSTRUCTIONS =
   'FHIR R4 tools over a synthetic EHR (research use only, no real patient data). Find a patient first (find_patients), ' +
   'then search their records by patient id. Results are compact JSON: {"ok":true,"content":…} or ' +
   '{"ok":false,"error":{"code","message","details"}}, where details names the arguments to fix.';
 
+/** The same string the agent loop sends the model as the tool message; a failure is flagged, not thrown. */
+const answer = (result: ToolResult): CallToolResult => ({ content: [{ type: 'text', text: JSON.stringify(result) }], isError: !result.ok });
+
 /** A function that builds one caller's MCP server, not yet connected to a transport. */
 export function mcpServerFactory(o: McpServerFactoryOptions): (access: KeyAccess) => Server {
   const now = o.now ?? (() => new Date());
   // A random id per call, not the JSON-RPC id: clients restart their ids at 0 on every connection, and a write
-  // whose idempotency key repeated another connection's would be taken for a retry of it.
+  // whose idempotency key repeated another connection's would be taken for a retry of it. A client that retries
+  // names the call itself, in `_meta` (IDEMPOTENCY_META).
   const generateCallId = o.generateCallId ?? (() => `mcp-${randomUUID()}`);
   // A Server makes its own Ajv instance unless given one: a millisecond per request, for a validator these servers
   // never use (it checks elicitation answers). One for all of them.
@@ -55,18 +63,29 @@ export function mcpServerFactory(o: McpServerFactoryOptions): (access: KeyAccess
     );
     server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: caller.toolDefinitions.map(toMcpTool) }));
     server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
-      const { name, arguments: args } = request.params;
+      const { name, arguments: args, _meta } = request.params;
+      const named = _meta?.[IDEMPOTENCY_META];
+      if (named !== undefined && (typeof named !== 'string' || named.length === 0 || named.length > MAX_IDEMPOTENCY_KEY)) {
+        const message = `must be a string of 1 to ${MAX_IDEMPOTENCY_KEY} characters`;
+        return answer({
+          ok: false,
+          error: {
+            code: 'invalid_arguments',
+            message: `_meta["${IDEMPOTENCY_META}"] ${message}`,
+            details: [{ path: `_meta.${IDEMPOTENCY_META}`, message }],
+          },
+        });
+      }
       // Never throws: an unknown tool, a hidden write tool, bad arguments or a refused read is a result.
       const result: ToolResult = await o.tools.execute(name, JSON.stringify(args ?? {}), {
         fhir: caller.fhirForTool(name),
         signal: extra.signal,
         now,
         writesEnabled: caller.writesEnabled,
-        callId: generateCallId(),
+        callId: named ?? generateCallId(),
         idempotencyScope: `mcp\u0000${caller.cacheScope}`,
       });
-      // The same string the agent loop sends the model as the tool message.
-      return { content: [{ type: 'text', text: JSON.stringify(result) }], isError: !result.ok };
+      return answer(result);
     });
     return server;
   };
