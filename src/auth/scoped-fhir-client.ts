@@ -5,7 +5,15 @@ import { forbidden } from '@medplum/core';
 import type { Bundle, Resource } from '@medplum/fhirtypes';
 import type { AuditFacts } from '../audit/audit-event.ts';
 import type { AuditTrail } from '../audit/audit-trail.ts';
-import { FhirError, type FhirCallOptions, type FhirClient, type FhirRequestTrace, type SearchParams } from '../fhir/fhir-client.ts';
+import {
+  FhirError,
+  type FhirCallOptions,
+  type FhirClient,
+  type FhirRequestTrace,
+  type SearchOptions,
+  type SearchParams,
+  type SearchResult,
+} from '../fhir/fhir-client.ts';
 import { withDiagnostics } from '../fhir/with-diagnostics.ts';
 import { authorizeInteraction, unauthorizedResult } from './authorize-interaction.ts';
 import { classifyFhirRequest, type FhirRequestInteraction } from './classify-fhir-request.ts';
@@ -82,7 +90,7 @@ export function createScopedFhirClient({ fhir, access, audit, tool }: ScopedFhir
         (r) => ({ read: [r], written: [] }),
       );
     },
-    searchResources(resourceType, params, options) {
+    searchResources<T extends Resource>(resourceType: string, params: SearchParams, options?: SearchOptions) {
       const i: FhirRequestInteraction = {
         subtype: 'search-type',
         needs: ['search'],
@@ -93,8 +101,13 @@ export function createScopedFhirClient({ fhir, access, audit, tool }: ScopedFhir
       return run(
         i,
         options,
-        (o) => fhir.searchResources(resourceType, params, o),
-        // Included resources are read too: a key's scopes must cover them as much as the matches.
+        async (o) => {
+          const r = await fhir.searchResources<T>(resourceType, params, o);
+          // Included resources only name what the matches point at: those the key may not see are left out rather
+          // than refusing the search (a Medication is about no patient, so a patient-scoped key would lose it all).
+          const included = r.included?.filter((x) => unauthorizedResult(access, 'read', [x]) === undefined);
+          return { ...r, included: included?.length ? included : undefined } as SearchResult<T>;
+        },
         (r) => ({ read: [...r.resources, ...(r.included ?? [])], written: [] }),
       );
     },

@@ -1,0 +1,74 @@
+// Included resources through a key's scopes: a search with `_include` (search_medication_requests asks for the
+// Medications) keeps what the key may see and leaves out the rest, instead of refusing the whole search, and what it
+// keeps is audited as read. A patient-scoped key sees its patient's orders either way, as before includes existed.
+import type { Resource } from '@medplum/fhirtypes';
+import { describe, expect, it } from 'vitest';
+import type { AuditFacts } from '../src/audit/audit-event.ts';
+import type { AuditTrail } from '../src/audit/audit-trail.ts';
+import type { KeyAccess } from '../src/auth/key-access.ts';
+import { createScopedFhirClient } from '../src/auth/scoped-fhir-client.ts';
+import { scopeGrantSchema } from '../src/auth/smart-scope.ts';
+import type { FhirClient, SearchResult } from '../src/fhir/fhir-client.ts';
+
+const order: Resource = {
+  resourceType: 'MedicationRequest',
+  id: 'mr1',
+  status: 'active',
+  intent: 'order',
+  subject: { reference: 'Patient/p1' },
+  medicationReference: { reference: 'Medication/m1' },
+};
+const medication: Resource = { resourceType: 'Medication', id: 'm1', code: { text: 'Heparin' } };
+const ownPatient: Resource = { resourceType: 'Patient', id: 'p1' };
+const otherPatient: Resource = { resourceType: 'Patient', id: 'p2' };
+
+// A unit: the server's answer is fixed, the subject is what the scoped client does with it.
+const server = (included: Resource[]): FhirClient => ({
+  baseUrl: 'http://fhir.test',
+  readResource: async () => {
+    throw new Error('unused');
+  },
+  createResource: async () => {
+    throw new Error('unused');
+  },
+  executeBatch: async () => {
+    throw new Error('unused');
+  },
+  searchResources: async <T extends Resource>() =>
+    ({ resources: [order] as T[], included, total: 1, truncated: false, pages: 1 }) as SearchResult<T>,
+});
+
+function access(grant: string, patients: string[] = []): KeyAccess {
+  const { scopes, flags } = scopeGrantSchema.parse(grant);
+  return { id: 'k1', scopes, flags, patients: new Set(patients), audited: true };
+}
+
+function scoped(included: Resource[], key: KeyAccess) {
+  const facts: AuditFacts[] = [];
+  const audit: AuditTrail = { record: async (f) => void facts.push(f) } as AuditTrail;
+  return { client: createScopedFhirClient({ fhir: server(included), access: key, audit, tool: 'search_medication_requests' }), facts };
+}
+
+describe('scoped FHIR client: included resources', () => {
+  it('a system-scoped key gets every included resource, audited as read', async () => {
+    const { client, facts } = scoped([medication, ownPatient], access('system/*.rs'));
+    const r = await client.searchResources('MedicationRequest', { patient: 'Patient/p1', _include: 'MedicationRequest:medication' });
+    expect(r.included?.map((x) => x.id)).toEqual(['m1', 'p1']);
+    expect(facts.at(-1)!.references).toEqual(expect.arrayContaining(['MedicationRequest/mr1', 'Medication/m1', 'Patient/p1']));
+  });
+
+  it('a patient-scoped key keeps its orders; what is about no patient or another patient is left out', async () => {
+    const { client, facts } = scoped([medication, ownPatient, otherPatient], access('patient/*.rs', ['p1']));
+    const r = await client.searchResources('MedicationRequest', { patient: 'Patient/p1', _include: 'MedicationRequest:medication' });
+    expect(r.resources.map((x) => x.id)).toEqual(['mr1']);
+    expect(r.included?.map((x) => `${x.resourceType}/${x.id}`)).toEqual(['Patient/p1']);
+    expect(facts.at(-1)!.status).toBe(200);
+    expect(facts.at(-1)!.references).not.toContain('Patient/p2');
+  });
+
+  it('a key without a Medication scope does not get Medications through an include', async () => {
+    const { client } = scoped([medication], access('system/MedicationRequest.rs'));
+    const r = await client.searchResources('MedicationRequest', { patient: 'Patient/p1', _include: 'MedicationRequest:medication' });
+    expect(r.included).toBeUndefined();
+  });
+});
