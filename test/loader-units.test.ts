@@ -105,7 +105,7 @@ describe('stable ids', () => {
 });
 
 describe('planLoadFiles', () => {
-  it('orders Synthea info bundles and NDJSON types by reference dependencies', async () => {
+  it('orders Synthea info bundles first, then all NDJSON files together (their order comes from references)', async () => {
     const d = join(dir, 'plan');
     await mkdir(join(d, 'nested'), { recursive: true });
     for (const name of [
@@ -122,11 +122,10 @@ describe('planLoadFiles', () => {
     }
     const plan = await planLoadFiles([d, join(dir, 'missing.json')]);
     expect(plan.phases.map((p) => p.map((f) => basename(f.path)))).toEqual([
-      ['Organization.ndjson', 'hospitalInformation1.json'],
+      ['hospitalInformation1.json'],
       ['practitionerInformation1.json'],
-      ['Aaron_1.json', 'Patient.000.ndjson'],
-      ['Encounter.ndjson'],
-      ['Observation.ndjson.gz'],
+      ['Observation.ndjson.gz', 'Organization.ndjson', 'Patient.000.ndjson', 'Encounter.ndjson'],
+      ['Aaron_1.json'],
     ]);
     expect(plan.errors).toMatchObject([{ entryIndex: -1, message: expect.stringMatching(/cannot read/) }]);
   });

@@ -7,6 +7,13 @@ const code = await runLoaderCli(process.argv.slice(2), {
   stdout: process.stdout,
   stderr: process.stderr,
   // Transactions of a whole Synthea patient can take a while on HAPI; retries are safe because every write is a PUT.
-  createClient: (args) => createMedplumFhirClient({ baseUrl: args.baseUrl, headers: args.headers, timeoutMs: 300_000, retries: 2 }),
+  // Prefer return=OperationOutcome: the server's answer per entry without echoing every resource back.
+  createClient: (args) =>
+    createMedplumFhirClient({
+      baseUrl: args.baseUrl,
+      headers: { Prefer: 'return=OperationOutcome', ...args.headers },
+      timeoutMs: 300_000,
+      retries: 2,
+    }),
 });
 process.exitCode = code;

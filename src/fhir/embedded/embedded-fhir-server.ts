@@ -5,12 +5,14 @@ import { randomUUID } from 'node:crypto';
 import { allOk, badRequest, getStatus, isOk, normalizeOperationOutcome, serverError } from '@medplum/core';
 import { FhirRouter, type HttpMethod } from '@medplum/fhir-router';
 import type { Bundle, OperationOutcome, Resource } from '@medplum/fhirtypes';
+import { applyBulkPut, readBulkPut, validateBulkPut, type BulkPut } from './bulk-put.ts';
 import { buildCapabilityStatement } from './capability-statement.ts';
 import { ensureFhirDefinitions } from './fhir-definitions.ts';
 import { loadBundlesIntoStore } from './load-bundles.ts';
 import { prepareSearchRequest } from './prepare-search-request.ts';
 import { ResourceStore } from './resource-store.ts';
 import { StoreRepository } from './store-repository.ts';
+import type { Verdicts } from './validation-pool.ts';
 import { withUpdateOutcomes } from './with-update-outcomes.ts';
 
 export interface EmbeddedFhirRequest {
@@ -150,9 +152,23 @@ function createServer(store: ResourceStore, opts: Required<EmbeddedFhirServerOpt
     return { status, body, headers: responseHeaders(status, body, baseUrl) };
   }
 
+  /** A PUT-only batch or transaction (bulk-put.ts): validated already, written without the router's per-entry work. */
+  async function dispatchBulk(req: EmbeddedFhirRequest, bulk: BulkPut, verdicts: Verdicts): Promise<EmbeddedFhirResponse> {
+    const baseUrl = (req.baseUrl ?? opts.baseUrl).replace(/\/+$/, '');
+    const repo = new StoreRepository(store, { limits, baseUrl, now: opts.now, generateId: opts.generateId });
+    const minimal = /\breturn=(minimal|OperationOutcome)\b/i.test(lowerCaseHeaders(req.headers).prefer ?? '');
+    const [, bundle] = await applyBulkPut(repo, bulk, verdicts, minimal);
+    const body = addFullUrls(bundle, baseUrl);
+    return { status: 200, body, headers: responseHeaders(200, body, baseUrl) };
+  }
+
   async function handle(req: EmbeddedFhirRequest): Promise<EmbeddedFhirResponse> {
+    const isBase = req.url.split('?')[0].replace(/\/+$/, '') === '';
+    const bulk = req.method.toUpperCase() === 'POST' && isBase ? readBulkPut(req.body) : undefined;
+    // Validated before joining the write queue, so the next request's validation overlaps this one's writes.
+    const verdicts = bulk && (await validateBulkPut(bulk));
     const run = () =>
-      dispatch(req).catch((err: unknown) => {
+      (bulk && verdicts ? dispatchBulk(req, bulk, verdicts) : dispatch(req)).catch((err: unknown) => {
         const outcome = normalizeOperationOutcome(err);
         const status = getStatus(outcome);
         const body = status >= 500 ? serverError(new Error('Internal error in the embedded FHIR server')) : outcome;

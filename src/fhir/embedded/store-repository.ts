@@ -61,6 +61,8 @@ export function isKnownResourceType(resourceType: string): boolean {
 export class StoreRepository extends FhirRepository<undefined> {
   private undo: Array<{ resourceType: string; id: string; previous?: Stored }> | undefined;
   private depth = 0;
+  /** Set only while updateValidatedResource runs (write() is synchronous within it). */
+  private validated = false;
   /** What an update did when it was not a plain update: Medplum's router answers allOk to every update. */
   private readonly updateOutcomes = new WeakMap<Resource, OperationOutcome>();
 
@@ -90,7 +92,7 @@ export class StoreRepository extends FhirRepository<undefined> {
       delete candidate.meta.versionId;
       delete candidate.meta.lastUpdated;
     }
-    validateResource(candidate);
+    if (!this.validated) validateResource(candidate);
     const previous = this.store.get(resource.resourceType, id);
     const version = Number(previous?.meta?.versionId ?? 0) + 1;
     const meta = {
@@ -124,6 +126,16 @@ export class StoreRepository extends FhirRepository<undefined> {
     const stored = this.write(resource, resource.id);
     if (!existing) this.updateOutcomes.set(stored, created);
     return stored as WithId<T>;
+  }
+
+  /** updateResource for a resource the bulk path has validated already (bulk-put.ts, on the worker pool). */
+  async updateValidatedResource<T extends Resource>(resource: T): Promise<WithId<T>> {
+    this.validated = true;
+    try {
+      return await this.updateResource(resource);
+    } finally {
+      this.validated = false;
+    }
   }
 
   async patchResource<T extends Resource>(): Promise<WithId<T>> {

@@ -1,6 +1,6 @@
 // The loader's progress line, for the shared progress bar (src/shared/progress-bar.ts).
 import { drawBar, formatDuration } from '../../shared/progress-bar.ts';
-import type { LoadProgress } from './load-report.ts';
+import type { FileLoadSummary, LoadProgress } from './load-report.ts';
 
 /** Entries done out of the (possibly estimated) total, 0 to 1. */
 export function loadFraction(p: LoadProgress): number {
@@ -17,4 +17,10 @@ export function formatLoadProgress(p: LoadProgress, elapsedMs: number, width = 2
     `${p.entriesDone}/${total} entries, files ${p.filesDone}/${p.filesTotal}, ${rate.toFixed(0)}/s, ` +
     `ETA ${formatDuration(eta)}, errors ${p.errors}`
   );
+}
+
+/** One line per file: loaded, failed, time and rate. */
+export function formatFileSummary(f: FileLoadSummary): string {
+  const rate = f.ms > 0 ? Math.round((f.loaded / f.ms) * 1000) : 0;
+  return `  ${f.file}: ${f.loaded}/${f.entries} loaded, ${f.failed} failed, ${(f.ms / 1000).toFixed(1)}s (${rate}/s)`;
 }

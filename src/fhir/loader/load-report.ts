@@ -17,6 +17,24 @@ export interface LoadReport {
   /** Updates the server reported as no-ops (HAPI's SUCCESSFUL_UPDATE_NO_CHANGE); 0 when the server cannot tell. */
   unchanged?: number;
   errors: LoadError[];
+  /** One line per file, in the order files were started. */
+  perFile?: FileLoadSummary[];
+}
+
+/** What became of one file: entries read, loaded (2xx), failed, and the time from its first request to its last answer. */
+export interface FileLoadSummary {
+  file: string;
+  entries: number;
+  loaded: number;
+  failed: number;
+  ms: number;
+}
+
+/** How the NDJSON resources were ordered: levels of references, and cycles sent as one transaction each. */
+export interface LoadOrderSummary {
+  resources: number;
+  levels: number;
+  cycles: number;
 }
 
 export interface LoadProgress {
@@ -41,5 +59,11 @@ export interface LoadOptions {
   onProgress?: (progress: LoadProgress) => void;
   /** Called for each error as it happens (the report holds them all too). */
   onError?: (error: LoadError) => void;
+  /** Called as each file finishes. */
+  onFileDone?: (summary: FileLoadSummary) => void;
+  /** Called once the NDJSON input is read and ordered. */
+  onPlan?: (plan: LoadOrderSummary) => void;
+  /** Milliseconds, for per-file times. Default performance.now. */
+  now?: () => number;
   signal?: AbortSignal;
 }

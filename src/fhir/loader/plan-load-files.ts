@@ -1,4 +1,5 @@
-// Which files to load and in which order: shared resources (organizations, practitioners) before what points at them.
+// Which files to load and in which order: Synthea's shared-resource bundles before what points at them; NDJSON files
+// together, since the order among their resources comes from their references (plan-resource-order.ts).
 import { readdir, stat } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import type { LoadError } from './load-report.ts';
@@ -12,42 +13,18 @@ export interface PlannedFile {
 }
 
 export interface LoadPlan {
-  /** Files grouped by rank; each group loads after the previous one finished. */
+  /**
+   * Files grouped by rank; each group loads after the previous one finished. Bundles are ranked by name (Synthea's
+   * shared-resource bundles first); all NDJSON files form one group, ordered inside by their references.
+   */
   phases: PlannedFile[][];
   errors: LoadError[];
 }
 
 const LOADABLE = /\.(json|ndjson|jsonl)(\.gz)?$/i;
 
-// Referential order for bulk-data NDJSON (one resource type per file), so HAPI's referential integrity holds.
-const TYPE_RANK: Record<string, number> = {
-  Organization: 0,
-  Location: 1,
-  Practitioner: 2,
-  PractitionerRole: 3,
-  HealthcareService: 3,
-  Medication: 4,
-  Substance: 4,
-  Patient: 5,
-  RelatedPerson: 6,
-  Coverage: 6,
-  Device: 6,
-  Encounter: 7,
-  Condition: 8,
-  AllergyIntolerance: 8,
-  Immunization: 8,
-  Observation: 8,
-  Procedure: 8,
-  CareTeam: 8,
-  Goal: 8,
-  MedicationRequest: 8,
-  Specimen: 8,
-  DiagnosticReport: 9,
-  ExplanationOfBenefit: 10,
-  ClaimResponse: 10,
-  Provenance: 11,
-};
-const DEFAULT_TYPE_RANK = 9;
+/** After Synthea's hospital and practitioner bundles, before its patient bundles. */
+const NDJSON_RANK = 4;
 const PATIENT_BUNDLE_RANK = 5;
 
 function rankFile(path: string, kind: PlannedFile['kind']): number {
@@ -58,8 +35,7 @@ function rankFile(path: string, kind: PlannedFile['kind']): number {
     if (/^practitionerInformation/i.test(name)) return 2;
     return PATIENT_BUNDLE_RANK;
   }
-  const type = /^([A-Z][A-Za-z]+)/.exec(name)?.[1];
-  return type !== undefined && Object.hasOwn(TYPE_RANK, type) ? TYPE_RANK[type] : DEFAULT_TYPE_RANK;
+  return NDJSON_RANK;
 }
 
 function kindOf(path: string): Pick<PlannedFile, 'kind' | 'gzip'> {

@@ -3,7 +3,7 @@ import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import type { FhirClient } from '../fhir-client.ts';
 import { createProgressBar, type ProgressStream } from '../../shared/progress-bar.ts';
-import { formatLoadProgress, loadFraction } from './format-load-progress.ts';
+import { formatFileSummary, formatLoadProgress, loadFraction } from './format-load-progress.ts';
 import { loadFhirFiles } from './load-fhir-files.ts';
 import { waitForServer } from './wait-for-server.ts';
 
@@ -18,12 +18,15 @@ Inputs: Bundle JSON (transaction, batch, collection; .json or .json.gz), bulk-da
 (.ndjson, .ndjson.gz, .jsonl), and directories (searched recursively). Synthea output loads as is:
 hospitalInformation* and practitionerInformation* bundles go first, urn:uuid and conditional
 references are resolved, and ids are deterministic, so loading twice creates no duplicates.
+NDJSON (e.g. MIMIC-IV on FHIR) is read whole and ordered by its references, whatever the file
+names: each resource after what it references, reference cycles as one transaction each, so
+servers that check references (HAPI) accept it. A summary per file follows the load.
 
 Options:
   --fhir-base-url URL   FHIR base URL (default: $FHIR_BASE_URL, else ${DEFAULT_FHIR_BASE_URL})
   --header 'Name: v'    Extra request header, repeatable (default: $FHIR_AUTH_HEADER, if set)
   --concurrency N       Requests in flight at once (default 4)
-  --chunk-size N        NDJSON resources per request (default 100)
+  --chunk-size N        NDJSON resources per request (default 500)
   --wait SECONDS        First wait up to SECONDS for [base]/metadata to answer (default 0)
   --no-progress         No progress output
   -h, --help            Show this help
@@ -55,7 +58,7 @@ export function parseLoaderArgs(argv: string[], env: Record<string, string | und
       'fhir-base-url': { type: 'string' },
       header: { type: 'string', multiple: true },
       concurrency: { type: 'string', default: '4' },
-      'chunk-size': { type: 'string', default: '100' },
+      'chunk-size': { type: 'string', default: '500' },
       wait: { type: 'string', default: '0' },
       'no-progress': { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
@@ -118,8 +121,12 @@ export async function runLoaderCli(argv: string[], deps: LoaderCliDeps): Promise
     concurrency: args.concurrency,
     chunkSize: args.chunkSize,
     onProgress: bar && ((p) => bar.update(p)),
+    onPlan: (p) =>
+      args.progress &&
+      deps.stderr.write(`planned ${p.resources} NDJSON resources in ${p.levels} level(s) of references, ${p.cycles} cycle(s)\n`),
   });
   bar?.done();
+  for (const f of report.perFile ?? []) deps.stdout.write(`${formatFileSummary(f)}\n`);
   const seconds = ((performance.now() - started) / 1000).toFixed(1);
   deps.stdout.write(
     `Loaded ${report.files} file(s) into ${args.baseUrl} in ${seconds}s: ${report.entries} entries, ` +

