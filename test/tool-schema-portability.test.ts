@@ -159,6 +159,7 @@ const SAMPLES: Record<string, Args[]> = {
       status: 'active',
       intent: 'order',
       code: `${RXNORM}|197361,${NDC}|0069-3150-83`,
+      name: 'metformin',
       date_from: '2023',
       date_to: '2024-12',
       count: 200,

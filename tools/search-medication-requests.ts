@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { defineSearchTool } from './define-search-tool.ts';
+import { summarizeResource } from './summarize-resource.ts';
 import { countField, dateRange, patientField, patientReference, rawField, tokenField, dateWindow } from './tool-fields.ts';
 
 export const searchMedicationRequests = defineSearchTool({
@@ -18,6 +19,12 @@ export const searchMedicationRequests = defineSearchTool({
       .describe('Only orders with this intent')
       .optional(),
     code: tokenField('Medication code as "system|code" (RxNorm or NDC) or a bare code').optional(),
+    name: z
+      .string()
+      .min(1)
+      .max(100)
+      .describe('Drug name or part of it, e.g. "heparin" (any case; matched against the drug names the results show)')
+      .optional(),
     ...dateWindow('orders authored'),
     count: countField(50, 200),
     raw: rawField(),
@@ -34,4 +41,12 @@ export const searchMedicationRequests = defineSearchTool({
   include: ['MedicationRequest:medication'],
   iterate: ['Medication:ingredient'],
   nameReferences: ['Medication'],
+  // Servers cannot search a referenced Medication's name, so the name is matched here, on the names resolved above.
+  nameFilter: {
+    text: (i) => i.name,
+    nameOf: (r, names) => {
+      const m = summarizeResource(r, names).medication as { display?: string } | string | undefined;
+      return typeof m === 'object' ? m.display : m;
+    },
+  },
 });

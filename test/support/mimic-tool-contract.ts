@@ -114,6 +114,19 @@ export function describeMimicToolContract(name: string, setup: () => Promise<Mim
       expect(content.results.some((r) => String((r.medication as { display: string }).display).includes(' + '))).toBe(true);
     });
 
+    it('search_medication_requests filters by drug name (matched on the resolved names, any case)', async () => {
+      const orders = of<MedicationRequest>('MedicationRequest');
+      const drug = expectedDrug(orders.find((m) => m.medicationReference && !expectedDrug(m).includes(' + '))!);
+      const fragment = drug.slice(0, Math.max(4, Math.ceil(drug.length / 2))).toLowerCase();
+      const expected = orders.filter((m) => expectedDrug(m).toLowerCase().includes(fragment));
+      const content = await ok('search_medication_requests', { name: fragment, count: 200 });
+      expect(content.total).toBe(expected.length);
+      expect(new Set(content.results.map((r) => r.id))).toEqual(new Set(expected.map((m) => m.id)));
+      const one = await ok('search_medication_requests', { name: fragment.toUpperCase(), count: 1 });
+      expect(one).toMatchObject({ total: expected.length, returned: 1, truncated: expected.length > 1 });
+      expect((await ok('search_medication_requests', { name: 'no-such-drug-zz' })).total).toBe(0);
+    });
+
     it('a server that ignores _include gets the same names through batched reads', async () => {
       const traces: FhirRequestTrace[] = [];
       const fhir = ignoringInclude(backend.fhir);
