@@ -2,8 +2,10 @@
 // id, time to the first streamed token, and a fresh step slot (see step-slot.ts) per choice so tool spans find
 // the step that asked for them.
 import { context } from '@opentelemetry/api';
+import { UpstreamError } from '../upstream/upstream-error.ts';
 import type { CallOptions, ChatParams, ModelUpstream, UpstreamDelta, Usage } from '../upstream/model-upstream.ts';
 import type { GatewayMetrics } from './gateway-metrics.ts';
+import { observeDeltas } from './observe-deltas.ts';
 import { withStepSlot } from './step-slot.ts';
 import type { Telemetry } from './telemetry.ts';
 
@@ -22,18 +24,21 @@ export function instrumentChat(upstream: ModelUpstream, t: Telemetry): ModelUpst
   // Only with tracing: a context per call is not free, and metrics need none.
   const inSlot = <T>(fn: () => Promise<T>): Promise<T> => (tracer ? context.with(withStepSlot(context.active(), {}), fn) : fn());
 
-  async function* observed(deltas: AsyncIterable<UpstreamDelta>, started: number, keyId: string): AsyncGenerator<UpstreamDelta> {
+  const observed = (deltas: AsyncIterable<UpstreamDelta>, metrics: GatewayMetrics, started: number, keyId: string) => {
     let first = true;
-    for await (const d of deltas) {
-      if (metrics) {
+    return observeDeltas(deltas, {
+      onDelta(d) {
         if (first && (d.type === 'content' || d.type === 'reasoning' || d.type === 'tool-call-start')) {
           first = false;
           metrics.timeToFirstToken(model, (performance.now() - started) / 1000);
         } else if (d.type === 'usage') countTokens(metrics, model, keyId, d.usage);
-      }
-      yield d;
-    }
-  }
+      },
+      // After a 2xx, an upstream failure is the reply breaking off (dropped, stalled, malformed); a cancellation is not.
+      onEnd(err) {
+        if (err instanceof UpstreamError) metrics.upstreamError('reply');
+      },
+    });
+  };
 
   return {
     flavour: upstream.flavour,
@@ -46,7 +51,7 @@ export function instrumentChat(upstream: ModelUpstream, t: Telemetry): ModelUpst
     async doStream(params: ChatParams, options?: CallOptions) {
       const started = performance.now();
       const deltas = await inSlot(() => upstream.doStream(params, options));
-      return metrics ? observed(deltas, started, keyIdOf(options)) : deltas;
+      return metrics ? observed(deltas, metrics, started, keyIdOf(options)) : deltas;
     },
   };
 }

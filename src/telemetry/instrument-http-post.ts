@@ -1,5 +1,5 @@
-// An HttpPost decorator counting every attempt at the model upstream and its failures by cause, including a reply
-// that breaks off after its headers (cause `reply`), which no status code shows.
+// An HttpPost decorator counting every attempt at the model upstream and its failures by cause, including a
+// non-streamed reply that breaks off after its headers (cause `reply`), which no status code shows.
 import type { HttpPost, HttpResponse } from '../upstream/http-post.ts';
 import { isTimeoutError } from '../upstream/http-post.ts';
 import type { GatewayMetrics } from './gateway-metrics.ts';
@@ -25,25 +25,37 @@ export function instrumentHttpPost(post: HttpPost, metrics: GatewayMetrics): Htt
     const cause = statusCause(res.status);
     if (cause) metrics.upstreamError(cause);
     if (res.status >= 300) return res;
-    const broken = () => {
+    return new ObservedResponse(res, () => {
       if (!init.signal?.aborted) metrics.upstreamError('reply');
-    };
-    return {
-      status: res.status,
-      header: (name) => res.header(name),
-      text: () =>
-        res.text().catch((err: unknown) => {
-          broken();
-          throw err;
-        }),
-      body: (async function* () {
-        try {
-          yield* res.body;
-        } catch (err) {
-          broken();
-          throw err;
-        }
-      })(),
-    };
+    });
   };
+}
+
+/** The reply, with a failure while reading its body counted. A class, not closures: one per upstream call. */
+class ObservedResponse implements HttpResponse {
+  readonly status: number;
+  readonly #res: HttpResponse;
+  readonly #broken: () => void;
+
+  constructor(res: HttpResponse, broken: () => void) {
+    this.status = res.status;
+    this.#res = res;
+    this.#broken = broken;
+  }
+
+  header(name: string): string | undefined {
+    return this.#res.header(name);
+  }
+
+  // Streams: a failure mid-body is counted by instrumentChat when the stream fails, not per network read here.
+  get body(): AsyncIterable<Uint8Array> {
+    return this.#res.body;
+  }
+
+  text(): Promise<string> {
+    return this.#res.text().catch((err: unknown) => {
+      this.#broken();
+      throw err;
+    });
+  }
 }

@@ -4,6 +4,7 @@ import { SpanKind, SpanStatusCode, context, type Span } from '@opentelemetry/api
 import { ATTR_ERROR_TYPE } from '@opentelemetry/semantic-conventions';
 import type { CallOptions, ChatParams, FinishReason, ModelUpstream, UpstreamDelta, Usage } from '../upstream/model-upstream.ts';
 import { GEN_AI } from './gen-ai-attributes.ts';
+import { observeDeltas } from './observe-deltas.ts';
 import { currentStepSlot } from './step-slot.ts';
 import type { Telemetry } from './telemetry.ts';
 
@@ -15,6 +16,9 @@ interface StepRecord {
 export function instrumentModelStep(upstream: ModelUpstream, t: Telemetry): ModelUpstream {
   const { tracer, metrics } = t;
   const local = upstream.flavour === 'local' && metrics;
+  // Remote models' calls have no metrics of their own here (attempts are counted per HTTP request): without traces
+  // there is nothing to do, and the model is left as it is.
+  if (!tracer && !local) return upstream;
 
   const begin = (params: ChatParams): StepRecord => {
     const span = tracer?.startSpan(
@@ -62,25 +66,18 @@ export function instrumentModelStep(upstream: ModelUpstream, t: Telemetry): Mode
     r.span.end();
   };
 
-  async function* observed(deltas: AsyncIterable<UpstreamDelta>, r: StepRecord): AsyncGenerator<UpstreamDelta> {
+  const observed = (deltas: AsyncIterable<UpstreamDelta>, r: StepRecord): AsyncIterable<UpstreamDelta> => {
     let finish: FinishReason | null = null;
     let usage: Usage | null = null;
-    let failed = false;
-    try {
-      for await (const d of deltas) {
+    return observeDeltas(deltas, {
+      onDelta(d) {
         if (d.type === 'finish') finish = d.finishReason;
         else if (d.type === 'usage') usage = d.usage;
-        yield d;
-      }
-    } catch (err) {
-      failed = true;
-      fail(r, err);
-      throw err;
-    } finally {
+      },
       // Also when the consumer stopped early (an abort): the span ends either way.
-      if (!failed) end(r, finish, usage);
-    }
-  }
+      onEnd: (err) => (err === undefined ? end(r, finish, usage) : fail(r, err)),
+    });
+  };
 
   return {
     flavour: upstream.flavour,
