@@ -99,7 +99,9 @@ async function startJavaHapi(env: NodeJS.ProcessEnv, options: StartHapiBackendOp
   const started = Date.now();
   // Port 0: the launcher binds a free port itself and prints it, so there is no pick-then-bind race.
   // HAPI_EXIT_ON_STDIN_EOF: the JVM exits when our end of its stdin closes, i.e. when this process dies, even by SIGKILL.
-  const child = spawn('java', [`@${join(HAPI_DIR, 'jvm.options')}`, '-jar', join(HAPI_DIR, 'target/hapi-launcher.jar')], {
+  // HAPI_JAVA_OPTS (as in run.sh): extra JVM flags after jvm.options, which tunes for start-up, not throughput.
+  const extra = (env.HAPI_JAVA_OPTS ?? '').split(/\s+/).filter(Boolean);
+  const child = spawn('java', [`@${join(HAPI_DIR, 'jvm.options')}`, ...extra, '-jar', join(HAPI_DIR, 'target/hapi-launcher.jar')], {
     env: { ...env, HAPI_PORT: '0', HAPI_HOST: '127.0.0.1', HAPI_EXIT_ON_STDIN_EOF: '1' },
     stdio: ['pipe', 'pipe', 'pipe'],
   });
