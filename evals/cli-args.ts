@@ -32,6 +32,8 @@ export const RunArgsSchema = z.object({
   fhirBaseUrl: z.string().url().optional(),
   fhirAuthHeader: z.string().optional(),
   loadEhr: z.boolean().default(false),
+  /** A folder of Bundle JSON or bulk NDJSON (e.g. the MIMIC-IV demo on FHIR) for the embedded FHIR server. */
+  ehr: z.string().min(1).optional(),
   temperature: z.coerce.number().min(0).max(2).default(0),
   maxTokens: int(1, 32768).default(4096),
   /** Seconds one model call may take before it is abandoned (not retried: a model that did not answer in time

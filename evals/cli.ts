@@ -19,7 +19,7 @@ const USAGE = `usage:
            [--solver reference|model|replay|answer-key]
            [--model M --base-url URL --api-key K] [--mode client-tools|gateway] [--concurrency N] [--limit N]
            [--category a,b] [--epochs N] [--shard i/n] [--max-steps N] [--log FILE] [--resume]
-           [--min-pass-rate PCT] [--replay LOG] [--fhir-base-url URL] [--load-ehr] [--temperature T]
+           [--min-pass-rate PCT] [--replay LOG] [--fhir-base-url URL] [--load-ehr] [--ehr DIR] [--temperature T]
            [--max-tokens N] [--timeout SECONDS (300)] [--max-retries N (2)]
            [--judge-base-url URL --judge-model M] [--quiet]
   eval report LOG... [--out PREFIX]        writes PREFIX.md and PREFIX.html (default: first log's name)
@@ -55,6 +55,7 @@ async function main(argv: string[]): Promise<number> {
           'fhir-base-url': { type: 'string' },
           'fhir-auth-header': { type: 'string' },
           'load-ehr': { type: 'boolean' },
+          ehr: { type: 'string' },
           temperature: { type: 'string' },
           'max-tokens': { type: 'string' },
           timeout: { type: 'string' },
@@ -84,6 +85,7 @@ async function main(argv: string[]): Promise<number> {
         fhirBaseUrl: values['fhir-base-url'],
         fhirAuthHeader: values['fhir-auth-header'],
         loadEhr: values['load-ehr'],
+        ehr: values.ehr,
         temperature: values.temperature,
         maxTokens: values['max-tokens'],
         timeout: values.timeout,

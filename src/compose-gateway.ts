@@ -10,6 +10,7 @@ import type { AuditSink } from './audit/audit-trail.ts';
 import { buildApp, type AppDeps } from './app.ts';
 import type { Config } from './config.ts';
 import type { FhirClient } from './fhir/fhir-client.ts';
+import { readEhrBundles } from './fhir/loader/read-ehr-bundles.ts';
 import { createGatewayDeps, type GatewayDeps } from './gateway-deps.ts';
 import { mcpRoute } from './mcp/mcp-route.ts';
 import { mcpServerFactory } from './mcp/mcp-server-factory.ts';
@@ -23,6 +24,12 @@ import { instrumentServerTools } from './telemetry/instrument-tool.ts';
 import { readFileSync } from 'node:fs';
 
 const PACKAGE_VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+
+/** FHIR_SEED_DIR's folder of bundles or NDJSON, else the synthetic EHR of fixtures/. */
+function seedFrom(config: Config): () => Promise<Bundle[]> {
+  const dir = config.FHIR_SEED_DIR;
+  return dir ? () => readEhrBundles(dir) : loadSyntheticEhrBundles;
+}
 
 /** The FHIR tools of tools/. */
 export const fhirTools: ServerTools = { definitions: openAiToolDefinitions, execute: executeTool };
@@ -60,7 +67,7 @@ export async function composeGateway(opts: ComposeGatewayOptions): Promise<Compo
   const deps = await createGatewayDeps(config, logger, {
     tools,
     telemetry,
-    seed: config.FHIR_SEED ? (opts.seed ?? loadSyntheticEhrBundles) : undefined,
+    seed: config.FHIR_SEED ? (opts.seed ?? seedFrom(config)) : undefined,
     fhir: opts.fhir,
     model: opts.model,
     audit: opts.audit,

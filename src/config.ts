@@ -111,6 +111,10 @@ export const CONFIG_VARS = {
     help: 'Enable the write tools (record_observation, order_medication, order_service) for keys allowed to write; also grants plain API_KEYS (and the keyless sandbox) write access through /fhir.',
   },
   FHIR_SEED: { schema: bool, default: 'true', help: 'Seed the embedded FHIR server with the synthetic EHR at startup.' },
+  FHIR_SEED_DIR: {
+    schema: z.string().min(1),
+    help: 'Seed the embedded FHIR server from this folder of Bundle JSON and/or bulk NDJSON (e.g. the MIMIC-IV demo on FHIR) instead of the synthetic EHR; `npm start -- --ehr <dir>` sets it.',
+  },
   SERVER_TOOLS: { schema: bool, default: 'true', help: 'Run the FHIR tools server-side on chat requests (false = pure pass-through).' },
   AGENT_MAX_STEPS: { schema: int(1, 100), default: '8', help: 'Most model calls per chat request in the tool loop.' },
   AGENT_MAX_TOOL_CALLS: { schema: int(1, 1000), default: '32', help: 'Most server-side tool calls per chat request.' },

@@ -5,6 +5,7 @@ import { composeGateway } from './compose-gateway.ts';
 import { ConfigError, configHelp, loadConfig } from './config.ts';
 import { PortInUseError, assertPortFree, toPortError } from './shared/assert-port-free.ts';
 import { LocalModelError } from './upstream/local/load-local-model.ts';
+import { EhrDirectoryError } from './fhir/loader/read-ehr-bundles.ts';
 
 export interface RunningServer {
   port: number;
@@ -47,14 +48,25 @@ export async function startServer(env: Record<string, string | undefined>): Prom
   };
 }
 
+/** `--ehr <dir>` (or `--ehr=<dir>`): FHIR_SEED_DIR for this run. */
+function ehrFlag(argv: string[]): { FHIR_SEED_DIR?: string } {
+  const at = argv.findIndex((a) => a === '--ehr' || a.startsWith('--ehr='));
+  if (at < 0) return {};
+  const dir = argv[at].startsWith('--ehr=') ? argv[at].slice(6) : argv[at + 1];
+  if (!dir) throw new ConfigError('--ehr needs a folder of FHIR bundles or NDJSON');
+  return { FHIR_SEED_DIR: dir };
+}
+
 async function main(): Promise<void> {
   if (process.argv.includes('--help') || process.argv.includes('-h')) {
-    process.stdout.write(`${configHelp()}\n`);
+    process.stdout.write(
+      `Usage: npm start [-- --ehr <dir>]\n  --ehr <dir>  seed the embedded FHIR server from a folder of bundles or NDJSON (sets FHIR_SEED_DIR)\n\n${configHelp()}\n`,
+    );
     return;
   }
   let server: RunningServer;
   try {
-    server = await startServer(process.env);
+    server = await startServer({ ...process.env, ...ehrFlag(process.argv.slice(2)) });
   } catch (err) {
     if (err instanceof ConfigError) {
       process.stderr.write(`configuration error: ${err.message} (run with --help for every variable)\n`);
@@ -62,6 +74,10 @@ async function main(): Promise<void> {
     }
     if (err instanceof PortInUseError) {
       process.stderr.write(`${err.message}\n`);
+      process.exit(78);
+    }
+    if (err instanceof EhrDirectoryError) {
+      process.stderr.write(`seed error: ${err.message}\n`);
       process.exit(78);
     }
     if (err instanceof LocalModelError) {

@@ -10,6 +10,7 @@ import { createMedplumFhirClient } from '../src/fhir/medplum-fhir-client.ts';
 import type { ProvidedHapiBackend } from './support/fhir-backends-setup.ts';
 import { describeLoaderContract } from './support/loader-contract.ts';
 import { describeMimicToolContract } from './support/mimic-tool-contract.ts';
+import { describeMimicLoadContract } from './support/mimic-load-contract.ts';
 import { describeToolContract } from './support/tool-contract.ts';
 import { script, toolMessages } from './support/agent-kit.ts';
 import { startGateway, type RunningGateway } from './support/gateway-harness.ts';
@@ -25,6 +26,9 @@ else if (baseUrl) console.warn(`[hapi contract] HAPI (${'kind' in hapi && hapi.k
 // A long timeout: HAPI answers a first search of a type slowly, and the loader sends ~100 transactions.
 const BIRTH_DATE = '1981-10-21'; // S1000002 in fixtures/synthetic-ehr
 const client = (): FhirClient => createMedplumFhirClient({ baseUrl, timeoutMs: 120_000, retries: 1 });
+// As `npm run load` sends: each entry's outcome, not the resource echoed back.
+const loaderClient = (): FhirClient =>
+  createMedplumFhirClient({ baseUrl, headers: { Prefer: 'return=OperationOutcome' }, timeoutMs: 300_000, retries: 1 });
 
 describe.skipIf('skip' in hapi)('HAPI FHIR', () => {
   if ('error' in hapi) {
@@ -103,6 +107,14 @@ describe.skipIf('skip' in hapi)('HAPI FHIR', () => {
 
   // Last: it adds MIMIC-shaped patients the synthetic EHR's suites above do not expect.
   describeMimicToolContract('hapi', async () => ({ fhir: client(), close: async () => {} }));
+
+  // MIMIC-shaped bulk NDJSON through the loader: 0 failures, totals grow by the NDJSON's counts, cycles resolve.
+  describeMimicLoadContract('hapi', async () => ({ client: loaderClient(), close: async () => {} }));
+  const realMimic = process.env.MIMIC_FHIR_DIR?.trim();
+  if (realMimic)
+    describeMimicLoadContract('hapi, real MIMIC-IV demo', async () => ({ client: loaderClient(), close: async () => {} }), {
+      dir: realMimic,
+    });
 });
 
 /** HAPI's system-level $expunge (enabled in test/hapi and in the hapiproject/hapi image's defaults). */

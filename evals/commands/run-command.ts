@@ -23,6 +23,7 @@ import { checkGoldData } from '../fhir-agentbench/check-gold-data.ts';
 import { formatAgentBenchSummary, summarizeAgentBench } from '../fhir-agentbench/agentbench-summary.ts';
 import { createMedplumFhirClient } from '../../src/fhir/medplum-fhir-client.ts';
 import { loadSyntheticEhrBundles } from '../../fixtures/synthetic-ehr.ts';
+import { readEhrBundles } from '../../src/fhir/loader/read-ehr-bundles.ts';
 import { executeTool, openAiToolDefinitions } from '../../tools/index.ts';
 
 export const BUILTIN_SUITE = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'suites', 'builtin.jsonl');
@@ -66,12 +67,17 @@ export async function runCommand(args: RunArgs, io: RunIo): Promise<number> {
   const gateway = args.solver === 'model' && args.mode === 'gateway';
   const headers =
     (args.fhirAuthHeader ?? io.env.FHIR_AUTH_HEADER) ? { authorization: (args.fhirAuthHeader ?? io.env.FHIR_AUTH_HEADER)! } : undefined;
+  if (args.ehr && fhirBaseUrl) {
+    throw new UsageError('--ehr seeds the embedded FHIR server; load an external one with npm run load -- --fhir-base-url URL DIR');
+  }
   await preflight(args, io, fhirBaseUrl, headers);
   const created = await createEnvironment({
     fhirBaseUrl: fhirBaseUrl || (gateway && args.baseUrl ? new URL('/fhir', args.baseUrl).href : undefined),
     headers,
     loadEhr: args.loadEhr,
-    bundles: async () => (dataset.medagentbench ? generateMabEhr(dataset.medagentbench) : loadSyntheticEhrBundles()),
+    // --ehr: any folder of bundles or NDJSON (e.g. the MIMIC-IV demo) instead of the dataset's own EHR.
+    bundles: async () =>
+      args.ehr ? readEhrBundles(args.ehr) : dataset.medagentbench ? generateMabEhr(dataset.medagentbench) : loadSyntheticEhrBundles(),
   });
   const { environment } = created;
   // FHIR-AgentBench: questions whose gold resources are not on the server are "data missing", not failures.
