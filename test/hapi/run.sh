@@ -4,6 +4,9 @@
 #   bash test/hapi/run.sh --build-only  build if needed, then exit
 # Env: HAPI_PORT, HAPI_HOST (default 127.0.0.1), HAPI_JAVA_OPTS (extra JVM flags after jvm.options),
 #      HAPI_WAIT_SECONDS (default 180), HAPI_LOG_LEVEL (default WARN). Synthetic data only.
+# Memory: jvm.options caps the heap at 6 GB (-Xmx6g), what loading the MIMIC-IV demo on FHIR (~150k resources)
+# needs; at 512 MB HAPI spent most of that load in garbage collection. The heap grows only as data arrives, so a
+# small test load still uses a few hundred MB. Lower it with HAPI_JAVA_OPTS=-Xmx1g (the last -Xmx wins).
 #      HAPI_JDBC_URL (default jdbc:h2:mem:hapi;DB_CLOSE_DELAY=-1; or jdbc:postgresql://HOST:PORT/DB, whose tables
 #      HAPI creates on first start), HAPI_JDBC_USER, HAPI_JDBC_PASSWORD.
 set -euo pipefail
