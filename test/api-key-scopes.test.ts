@@ -102,6 +102,16 @@ describe('/fhir: writes need a write scope', () => {
     );
   });
 
+  it('Patient/{id}/$everything is a read of every type: open to system/*.rs, closed to patient/ and one-type scopes', async () => {
+    const res = await fhir(key.reader, '/Patient/S1000002/$everything?_count=20');
+    expect(res.status).toBe(200);
+    const bundle = await res.json();
+    expect(bundle.entry[0].resource).toMatchObject({ resourceType: 'Patient', id: 'S1000002' });
+    expect(bundle.entry.length).toBeGreaterThan(1);
+    await expectForbidden(await fhir(key.ward, '/Patient/S1000002/$everything'), /not open to patient\/ scopes/);
+    await expectForbidden(await fhir(key.obsReader, '/Patient/S1000002/$everything'));
+  });
+
   it('the capability statement is open to every key', async () => {
     expect((await fhir(key.ward, '/metadata')).status).toBe(200);
   });

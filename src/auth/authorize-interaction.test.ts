@@ -30,7 +30,8 @@ describe('classifyFhirRequest', () => {
     ['DELETE', '/Observation/o1', 'delete', ['delete']],
     ['DELETE', '/Observation?code=x', 'delete', ['delete', 'search']],
     ['POST', '/$graphql', 'operation', ['create', 'read', 'update', 'delete', 'search']],
-    ['GET', '/Patient/p1/$everything', 'operation', ['create', 'read', 'update', 'delete', 'search']],
+    ['GET', '/Patient/p1/$everything', 'search-system', ['read', 'search']],
+    ['POST', '/Patient/p1/$everything', 'operation', ['create', 'read', 'update', 'delete', 'search']],
     ['GET', '/patient/p1', 'operation', ['create', 'read', 'update', 'delete', 'search']],
   ])('%s %s → %s', (method, url, subtype, needs) => {
     expect(classifyFhirRequest({ method, url })).toMatchObject({ subtype, needs });

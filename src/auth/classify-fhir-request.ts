@@ -128,6 +128,10 @@ export function classifyFhirRequest(req: FhirRequestShape): FhirRequestInteracti
     }
     return operation();
   }
+  // Patient/{id}/$everything reads the patient's whole record: every type, so it needs read and search on all
+  // of them (system/*.rs), and it stays closed to patient/ scopes, whose lists it cannot be checked against.
+  if (method === 'GET' && type === 'Patient' && third === '$everything' && segments.length === 3)
+    return { subtype: 'search-system', needs: ['read', 'search'], resourceTypes: ['*'], id: second, wholeServer: true };
   if (method === 'GET' && third === '_history' && segments.length === 3)
     return { subtype: 'history-instance', needs: ['read'], ...instance };
   if (method === 'GET' && third === '_history' && segments.length === 4 && ID.test(fourth))
