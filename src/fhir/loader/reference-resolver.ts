@@ -93,20 +93,26 @@ export function createReferenceResolver({ client }: { client: FhirClient }): Ref
     return pending;
   }
 
-  async function resolve(reference: string, local: LocalIndex, signal?: AbortSignal): Promise<string> {
+  /** The rewritten reference when it needs no server search, else undefined. */
+  function resolveLocally(reference: string, local: LocalIndex): string | undefined {
     const known = local.byFullUrl.get(reference) ?? global.byFullUrl.get(reference);
     if (known) return known;
     const conditional = CONDITIONAL.exec(reference);
     if (conditional) {
-      const [, resourceType, query] = conditional;
-      const key = identifierQueryKey(resourceType, query);
-      const indexed = key && (local.byIdentifier.get(key) ?? global.byIdentifier.get(key));
-      return indexed || searchConditional(reference, resourceType, query, signal);
+      const key = identifierQueryKey(conditional[1], conditional[2]);
+      return (key && (local.byIdentifier.get(key) ?? global.byIdentifier.get(key))) || undefined;
     }
     const relative = RELATIVE.exec(reference);
     if (relative) return `${relative[1]}/${stableId(relative[2])}${relative[3] ?? ''}`;
     if (reference.startsWith('urn:')) throw new Error(`reference ${reference} points to no entry in this file`);
     return reference; // contained (#id) or an absolute URL to another server
+  }
+
+  async function resolve(reference: string, local: LocalIndex, signal?: AbortSignal): Promise<string> {
+    const found = resolveLocally(reference, local);
+    if (found !== undefined) return found;
+    const [, resourceType, query] = CONDITIONAL.exec(reference)!;
+    return searchConditional(reference, resourceType, query, signal);
   }
 
   function collect(node: unknown, out: Array<{ holder: Record<string, unknown> }>): void {
@@ -124,8 +130,19 @@ export function createReferenceResolver({ client }: { client: FhirClient }): Ref
       const holders: Array<{ holder: Record<string, unknown> }> = [];
       collect(resource, holders);
       const problems: string[] = [];
+      // Most references (bulk NDJSON's `Type/id`) resolve without a search: no promise per reference for those.
+      const remote: typeof holders = [];
+      for (const h of holders) {
+        try {
+          const found = resolveLocally(h.holder.reference as string, local);
+          if (found === undefined) remote.push(h);
+          else h.holder.reference = found;
+        } catch (error) {
+          problems.push((error as Error).message);
+        }
+      }
       await Promise.all(
-        holders.map(async ({ holder }) => {
+        remote.map(async ({ holder }) => {
           try {
             holder.reference = await resolve(holder.reference as string, local, signal);
           } catch (error) {
