@@ -18,7 +18,7 @@ import type { Telemetry } from './telemetry.ts';
 const RESOURCE_TYPE = /^[A-Z][A-Za-z]{1,63}$/;
 
 /** The resource type a FHIR URL addresses (`system` for the base: batches, transactions). Never an id or a query. */
-export function fhirResourceTypeOf(url: string): { resourceType: string; host: string } {
+function fhirResourceTypeOf(url: string): { resourceType: string; host: string } {
   try {
     const u = new URL(url);
     const type = u.pathname.split('/').find((segment) => RESOURCE_TYPE.test(segment));
@@ -28,7 +28,7 @@ export function fhirResourceTypeOf(url: string): { resourceType: string; host: s
   }
 }
 
-export function instrumentTool(execute: ExecuteToolFn, o: Telemetry & { toolNames: readonly string[] }): ExecuteToolFn {
+function instrumentTool(execute: ExecuteToolFn, o: Telemetry & { toolNames: readonly string[] }): ExecuteToolFn {
   const { metrics, tracer } = o;
   const known = new Set(o.toolNames);
 

@@ -9,7 +9,7 @@ import { promisify } from 'node:util';
 
 const run = promisify(execFile);
 
-export const SCHEMATHESIS_VERSION = '4.32.5';
+const SCHEMATHESIS_VERSION = '4.32.5';
 const VENV = path.join(os.homedir(), `.cache/fhir-agent-gateway/schemathesis-${SCHEMATHESIS_VERSION}/venv`);
 /** Written last, so a half-made venv (killed pip) is made again rather than trusted. */
 const READY_MARK = '.fhir-agent-gateway-ready';
