@@ -1,0 +1,107 @@
+// Bulk load throughput on MIMIC-shaped NDJSON (generated at the demo's scale, fixtures/mimic): the loader over
+// HTTP into the embedded server as `npm start` serves it (a child process, as `npm run load` and `npm start` are
+// two), against seeding the same files through the library (no HTTP, no validation) in the same run; and into HAPI
+// at a smaller scale (BENCH_MIMIC_HAPI_PATIENTS, default 10: HAPI takes minutes per ten thousand resources here).
+// Issue 11's goal: the demo's ~152k resources over HTTP in under 20 s.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { writeMimicDemo } from '../../fixtures/mimic/generate-mimic-demo.ts';
+import { createEmbeddedFhirServer } from '../../src/fhir/embedded/embedded-fhir-server.ts';
+import { loadFhirFiles } from '../../src/fhir/loader/load-fhir-files.ts';
+import { readEhrBundles } from '../../src/fhir/loader/read-ehr-bundles.ts';
+import { createMedplumFhirClient } from '../../src/fhir/medplum-fhir-client.ts';
+import { startHapiBackend } from '../support/hapi-backend.ts';
+import type { BenchRow, BenchSuite } from './bench-row.ts';
+import { startBenchChild } from './start-bench-child.ts';
+
+const PATIENTS = Number(process.env.BENCH_MIMIC_PATIENTS ?? 100);
+const HAPI_PATIENTS = Number(process.env.BENCH_MIMIC_HAPI_PATIENTS ?? 10);
+const GOAL_S = 20;
+const GOAL_RESOURCES = 152_000;
+
+async function loadOverHttp(baseUrl: string, dir: string) {
+  const client = createMedplumFhirClient({ baseUrl, headers: { Prefer: 'return=OperationOutcome' }, timeoutMs: 600_000, retries: 0 });
+  const started = performance.now();
+  const report = await loadFhirFiles({ client, files: [dir], concurrency: 4, chunkSize: 500 });
+  const ms = performance.now() - started;
+  if (report.errors.length) throw new Error(`${report.errors.length} load errors, first: ${JSON.stringify(report.errors[0])}`);
+  return { ms, resources: report.entries };
+}
+
+const suite: BenchSuite = {
+  name: 'mimic-load',
+  async run() {
+    const s = 'mimic-load';
+    const dir = await mkdtemp(join(tmpdir(), 'bench-mimic-'));
+    const rows: BenchRow[] = [];
+    try {
+      await writeMimicDemo(join(dir, 'full'), { patients: PATIENTS });
+
+      // Baseline: the library path (what FHIR_SEED_DIR does): read and store, no HTTP, no validation.
+      const libStarted = performance.now();
+      const library = await createEmbeddedFhirServer();
+      await library.loadBundles(await readEhrBundles(join(dir, 'full')));
+      const libMs = performance.now() - libStarted;
+      const total = library.count();
+      const libRate = total / (libMs / 1000);
+
+      const gateway = await startBenchChild('test/bench/bench-servers.ts', [
+        'gateway',
+        'http://127.0.0.1:9/v1',
+        'FHIR_SEED=false',
+        'FHIR_WRITE_TOOLS=true',
+        'METRICS=false',
+      ]);
+      let http: { ms: number; resources: number };
+      try {
+        http = await loadOverHttp(`http://127.0.0.1:${gateway.port}/fhir`, join(dir, 'full'));
+      } finally {
+        gateway.child.kill();
+      }
+      const httpRate = http.resources / (http.ms / 1000);
+      const scaledS = (GOAL_RESOURCES / httpRate).toFixed(1);
+      rows.push(
+        { suite: s, case: `library seed (readEhrBundles + loadBundles), ${total} resources`, metric: 'resources/s', value: libRate },
+        {
+          suite: s,
+          case: `npm run load over HTTP into the embedded server (npm start), ${http.resources} resources, ${(http.ms / 1000).toFixed(1)} s`,
+          metric: 'resources/s',
+          value: httpRate,
+          baselineName: 'library',
+          baseline: libRate,
+          ratio: httpRate / libRate,
+          goal: `${GOAL_RESOURCES} in < ${GOAL_S} s (here ${scaledS} s)`,
+          met: GOAL_RESOURCES / httpRate < GOAL_S,
+        },
+      );
+
+      const hapi = await startHapiBackend();
+      if ('skip' in hapi) {
+        rows.push({ suite: s, case: `HAPI skipped: ${hapi.skip}`, metric: '', value: NaN });
+        return rows;
+      }
+      try {
+        await writeMimicDemo(join(dir, 'hapi'), { patients: HAPI_PATIENTS, seed: 3 });
+        const loaded = await loadOverHttp(hapi.baseUrl, join(dir, 'hapi'));
+        const rate = loaded.resources / (loaded.ms / 1000);
+        rows.push({
+          suite: s,
+          case: `npm run load into HAPI ${hapi.kind} (${HAPI_PATIENTS} patients, ${loaded.resources} resources, 0 failures)`,
+          metric: 'resources/s',
+          value: rate,
+          baselineName: 'embedded over HTTP',
+          baseline: httpRate,
+          ratio: rate / httpRate,
+        });
+      } finally {
+        await hapi.stop();
+      }
+      return rows;
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  },
+};
+
+export default suite;
