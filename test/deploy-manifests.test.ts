@@ -191,6 +191,8 @@ describe('deploy/kubernetes manifests', () => {
     expect(gatewayUrl.hostname).toBe('fhir-agent-gateway');
     expect(Number(gatewayUrl.port)).toBe(find('Service', 'fhir-agent-gateway').doc.spec.ports[0].port);
     expect(arg('--model')).toBe(gatewayConfig.doc.data.MODEL_ID);
+    // The harness cleans up on the same FHIR server the gateway's tools write to.
+    expect(arg('--fhir-base-url')).toBe(gatewayConfig.doc.data.FHIR_BASE_URL);
     // Shards and the report share the runs volume at the same path.
     const report = find('Job', 'eval-report');
     for (const job of [shards, report]) {
