@@ -91,6 +91,7 @@ export function createGatewayMetrics(): GatewayMetrics {
 
   // The cells of each request's label set, found with one lookup per request.
   const requestCells = new Map<string, { count: { value: number }; time: HistogramCell }>();
+  const tokenCells = new Map<string, Record<TokenType, { value: number }>>();
   return {
     registry,
     httpRequest(method, route, status, seconds) {
@@ -104,7 +105,17 @@ export function createGatewayMetrics(): GatewayMetrics {
     upstreamAttempt: () => void attempts.value++,
     upstreamError: (cause) => void upstreamErrors.cell(cause).value++,
     tokens(model, keyId, type, count) {
-      if (count > 0) tokens.cell(model, keyId, type).value += count;
+      if (count <= 0) return;
+      const key = `${model}\u0000${keyId}`;
+      let cells = tokenCells.get(key);
+      if (!cells) {
+        const cell = (t: TokenType) => tokens.cell(model, keyId, t);
+        tokenCells.set(
+          key,
+          (cells = { prompt: cell('prompt'), completion: cell('completion'), cached: cell('cached'), reasoning: cell('reasoning') }),
+        );
+      }
+      cells[type].value += count;
     },
     toolCall(tool, outcome, seconds) {
       tools.cell(tool, outcome).value++;

@@ -43,10 +43,14 @@ export function instrumentChat(upstream: ModelUpstream, t: Telemetry): ModelUpst
   return {
     flavour: upstream.flavour,
     model,
-    async doGenerate(params: ChatParams, options?: CallOptions) {
-      const c = await inSlot(() => upstream.doGenerate(params, options));
-      if (metrics && c.usage) countTokens(metrics, model, keyIdOf(options), c.usage);
-      return c;
+    doGenerate(params: ChatParams, options?: CallOptions) {
+      const generated = inSlot(() => upstream.doGenerate(params, options));
+      if (!metrics) return generated;
+      // A `then`, not an async wrapper: one promise fewer on every request.
+      return generated.then((c) => {
+        if (c.usage) countTokens(metrics, model, keyIdOf(options), c.usage);
+        return c;
+      });
     },
     async doStream(params: ChatParams, options?: CallOptions) {
       const started = performance.now();
