@@ -68,12 +68,15 @@ function entryOf(repo: StoreRepository, stored: WithId, minimal: boolean): Bundl
 
 const failed = (outcome: OperationOutcome): BundleEntry => ({ response: { outcome, status: String(getStatus(outcome)) } });
 
-/** Writes a validated bulk PUT; answers as the router would (`minimal`: Prefer: return=minimal, no bodies). */
+/**
+ * Writes a validated bulk PUT; answers as the router would. `minimal`: Prefer return=minimal (no bodies);
+ * `owned`: the resources were parsed for this request alone, so the store may keep them without a copy.
+ */
 export async function applyBulkPut(
   repo: StoreRepository,
   bulk: BulkPut,
   verdicts: Verdicts,
-  minimal: boolean,
+  { minimal, owned }: { minimal: boolean; owned: boolean },
 ): Promise<[OperationOutcome, Bundle]> {
   const responseType = bulk.type === 'batch' ? 'batch-response' : 'transaction-response';
   if (bulk.type === 'batch') {
@@ -85,7 +88,7 @@ export async function applyBulkPut(
         continue;
       }
       try {
-        entry.push(entryOf(repo, await repo.updateValidatedResource(resource), minimal));
+        entry.push(entryOf(repo, await repo.updateValidatedResource(resource, owned), minimal));
       } catch (error) {
         entry.push(failed(normalizeOperationOutcome(error)));
       }
@@ -97,7 +100,7 @@ export async function applyBulkPut(
   if (invalid) throw new OperationOutcomeError(invalid);
   const entry = await repo.withTransaction(async () => {
     const out: BundleEntry[] = [];
-    for (const resource of bulk.resources) out.push(entryOf(repo, await repo.updateValidatedResource(resource), minimal));
+    for (const resource of bulk.resources) out.push(entryOf(repo, await repo.updateValidatedResource(resource, owned), minimal));
     return out;
   });
   return [allOk, { resourceType: 'Bundle', type: responseType, entry }];

@@ -50,6 +50,7 @@ export const embeddedFhirPlugin: FastifyPluginAsync<EmbeddedFhirPluginOptions> =
       body: req.body,
       headers: req.headers as Record<string, string | undefined>,
       baseUrl: `${req.protocol}://${req.host}${prefix}`,
+      ownsBody: true,
     };
     const res = guard ? await guard(req, request, server.handle) : await server.handle(request);
     return reply

@@ -23,6 +23,8 @@ export interface EmbeddedFhirRequest {
   headers?: Record<string, string | undefined>;
   /** Base URL for fullUrl, Location and paging links (e.g. the HTTP origin + prefix); defaults to the server's. */
   baseUrl?: string;
+  /** The body was parsed for this request alone (HTTP, in-process fetch): bulk writes may keep its objects uncopied. */
+  ownsBody?: boolean;
 }
 
 export interface EmbeddedFhirResponse {
@@ -157,7 +159,7 @@ function createServer(store: ResourceStore, opts: Required<EmbeddedFhirServerOpt
     const baseUrl = (req.baseUrl ?? opts.baseUrl).replace(/\/+$/, '');
     const repo = new StoreRepository(store, { limits, baseUrl, now: opts.now, generateId: opts.generateId });
     const minimal = /\breturn=(minimal|OperationOutcome)\b/i.test(lowerCaseHeaders(req.headers).prefer ?? '');
-    const [, bundle] = await applyBulkPut(repo, bulk, verdicts, minimal);
+    const [, bundle] = await applyBulkPut(repo, bulk, verdicts, { minimal, owned: req.ownsBody === true });
     const body = addFullUrls(bundle, baseUrl);
     return { status: 200, body, headers: responseHeaders(200, body, baseUrl) };
   }
@@ -206,6 +208,7 @@ function createServer(store: ResourceStore, opts: Required<EmbeddedFhirServerOpt
       url: target.pathname.slice(basePath.length) + target.search,
       body,
       headers: headersOf(request.headers),
+      ownsBody: true,
     });
     return new Response(JSON.stringify(res.body), { status: res.status, headers: res.headers });
   }) as typeof fetch;

@@ -63,6 +63,8 @@ export class StoreRepository extends FhirRepository<undefined> {
   private depth = 0;
   /** Set only while updateValidatedResource runs (write() is synchronous within it). */
   private validated = false;
+  /** Likewise: the resource was parsed for this request alone and need not be copied. */
+  private owned = false;
   /** What an update did when it was not a plain update: Medplum's router answers allOk to every update. */
   private readonly updateOutcomes = new WeakMap<Resource, OperationOutcome>();
 
@@ -87,7 +89,8 @@ export class StoreRepository extends FhirRepository<undefined> {
   /** Validates, stamps meta, freezes and stores; returns the stored object. */
   private write(resource: Resource, id: string): Stored {
     if (!FHIR_ID.test(id)) throw new OperationOutcomeError(badRequest(`Invalid id '${id}'`, `${resource.resourceType}.id`));
-    const candidate = { ...structuredClone(resource), id } as Stored;
+    // A resource the bulk path owns (parsed for this request alone) is kept as it is; anything else is copied.
+    const candidate = (this.owned ? Object.assign(resource, { id }) : { ...structuredClone(resource), id }) as Stored;
     if (candidate.meta) {
       delete candidate.meta.versionId;
       delete candidate.meta.lastUpdated;
@@ -129,12 +132,14 @@ export class StoreRepository extends FhirRepository<undefined> {
   }
 
   /** updateResource for a resource the bulk path has validated already (bulk-put.ts, on the worker pool). */
-  async updateValidatedResource<T extends Resource>(resource: T): Promise<WithId<T>> {
+  async updateValidatedResource<T extends Resource>(resource: T, owned = false): Promise<WithId<T>> {
     this.validated = true;
+    this.owned = owned;
     try {
       return await this.updateResource(resource);
     } finally {
       this.validated = false;
+      this.owned = false;
     }
   }
 
