@@ -29,8 +29,12 @@ interface Outcome {
 
 function runSt(args: string[]): Promise<Outcome> {
   return new Promise((resolve) => {
-    execFile(st, args, { timeout: SLOW, maxBuffer: 256 * 1024 * 1024, env: { ...process.env, NO_COLOR: '1' } }, (err, stdout, stderr) =>
-      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    // cwd: the temp dir, where schemathesis keeps its .schemathesis/ state, not the work tree.
+    execFile(
+      st,
+      args,
+      { cwd: dir, timeout: SLOW, maxBuffer: 256 * 1024 * 1024, env: { ...process.env, NO_COLOR: '1' } },
+      (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
     );
   });
 }
