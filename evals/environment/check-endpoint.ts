@@ -16,7 +16,7 @@ export interface EndpointProbe {
   timeoutMs?: number;
 }
 
-export const PROBE_TIMEOUT_MS = 5000;
+const PROBE_TIMEOUT_MS = 5000;
 
 export async function checkEndpoint(p: EndpointProbe): Promise<void> {
   const timeoutMs = p.timeoutMs ?? PROBE_TIMEOUT_MS;

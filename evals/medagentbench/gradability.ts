@@ -28,7 +28,7 @@ export interface MabTaskFile {
   ungradable: UngradableTask[];
 }
 
-export function ungradableReason(task: MedAgentBenchTask): string | undefined {
+function ungradableReason(task: MedAgentBenchTask): string | undefined {
   const need = GRADER_NEEDS[categoryOf(task.id)] ?? 'sol';
   if (need === 'sol' && (!task.sol || task.sol.length === 0)) return `no sol (category ${categoryOf(task.id)} is graded against it)`;
   if (need === 'eval_MRN' && !task.eval_MRN) return `no eval_MRN (category ${categoryOf(task.id)} is graded on that patient's record)`;
