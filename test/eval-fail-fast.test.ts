@@ -10,6 +10,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readEvalLog } from '../evals/eval-log.ts';
+import { freePort as closedPort } from './support/free-port.ts';
 
 const run = promisify(execFile);
 let dir: string;
@@ -56,14 +57,6 @@ async function misbehavingUpstream(
     chatRequests: () => count,
     close: () => new Promise((r) => (server.closeAllConnections(), server.close(() => r()))),
   };
-}
-
-async function closedPort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const { port } = s.address() as AddressInfo;
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
 }
 
 const model = (baseUrl: string, extra: string[] = []) => [

@@ -12,7 +12,8 @@ import type { ReadinessCheck } from '../src/readiness/readiness-check.ts';
 import { describeNetworkFailure } from '../src/shared/describe-network-failure.ts';
 import type { ModelUpstream } from '../src/upstream/model-upstream.ts';
 import { startGateway, TEST_KEY, TEST_MODEL, type RunningGateway } from './support/gateway-harness.ts';
-import { closedPort, startRecordingServer as listen } from './support/recording-server.ts';
+import { freePort as closedPort } from './support/free-port.ts';
+import { startRecordingServer as listen } from './support/recording-server.ts';
 import { completionReply } from './support/upstream-replies.ts';
 
 const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');

@@ -4,11 +4,11 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { rm, writeFile } from 'node:fs/promises';
-import { createServer, type AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { fetchSmolLm2 } from '../../scripts/fetch-smollm2.ts';
+import { freePort } from '../support/free-port.ts';
 
 const run = promisify(execFile);
 
@@ -50,14 +50,6 @@ async function checkVersion(python: string): Promise<void> {
   const { stdout } = await run(python, ['-c', 'import llama_cpp, llama_cpp.server.app; print(llama_cpp.__version__)'], { timeout: 60_000 });
   if (stdout.trim() !== LLAMA_CPP_PYTHON_VERSION)
     throw new Error(`${python} has llama-cpp-python ${stdout.trim()}, want ${LLAMA_CPP_PYTHON_VERSION}`);
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 export interface ServerExit {

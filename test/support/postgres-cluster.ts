@@ -5,9 +5,9 @@
 import { execFile, type ExecFileOptions } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { chmod, chown, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
+import { freePort } from './free-port.ts';
 
 export interface PostgresCluster {
   /** e.g. jdbc:postgresql://127.0.0.1:41234/hapi */
@@ -126,17 +126,6 @@ function exec(file: string, args: string[], options: ExecFileOptions): Promise<{
     execFile(file, args, { ...options, encoding: 'utf8', timeout: 120_000 }, (error, stdout, stderr) => {
       if (error) reject(new Error(`${file.split('/').pop()} ${args[0] ?? ''}: ${String(stderr).trim() || error.message}`));
       else resolve({ stdout: String(stdout), stderr: String(stderr) });
-    });
-  });
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
     });
   });
 }

@@ -5,7 +5,8 @@
 // `npm ci` is what CI ran just before the suite (it would replace node_modules under the running tests), and
 // `npm ci && npm test` is checked to be exactly CI's own line rather than run inside itself.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { connect, createServer, type AddressInfo } from 'node:net';
+import { connect } from 'node:net';
+import { freePort } from './free-port.ts';
 
 export interface ShellResult {
   stdout: string;
@@ -27,14 +28,6 @@ export function mapPorts(text: string, ports: ReadonlyMap<number, number>): stri
     .replace(/\b(127\.0\.0\.1|localhost):(\d{2,5})\b/g, (_, host: string, p: string) => `${host}:${swap(p)}`)
     .replace(/\bPORT=(\d{2,5})\b/g, (_, p: string) => `PORT=${swap(p)}`)
     .replace(/--port([ =])(\d{2,5})\b/g, (_, sep: string, p: string) => `--port${sep}${swap(p)}`);
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 const portOpen = (port: number) =>

@@ -46,10 +46,3 @@ export async function startRecordingServer(answer: Answer = (_req, res) => void 
       }),
   };
 }
-
-/** A port nothing listens on (bound once, then released). */
-export async function closedPort(): Promise<number> {
-  const s = await startRecordingServer();
-  await s.close();
-  return s.port;
-}

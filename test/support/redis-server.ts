@@ -2,7 +2,7 @@
 // kill() stops it like a crash (SIGKILL) and start() brings it back on the same port; pause() makes it hang.
 // No binary: a reason to skip.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
+import { freePort } from './free-port.ts';
 
 export interface RedisServer {
   port: number;
@@ -23,17 +23,6 @@ export interface RedisServer {
 export type RedisStart = RedisServer | { skip: string };
 
 const BINARY = process.env.REDIS_SERVER ?? 'redis-server';
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 function launch(port: number): Promise<ChildProcess> {
   return new Promise((resolve, reject) => {
