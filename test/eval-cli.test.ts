@@ -1,19 +1,13 @@
 // The CLI edge: usage errors exit 64 with a message; `report` merges logs; synth writes a task file.
 // (compare is covered in-process in eval-log-and-report.test.ts; every spawn here costs ~2 s of tsx start-up.)
-import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mabSeedTasks } from '../evals/medagentbench/seed-tasks.ts';
+import { runEvalCli } from './support/run-eval-cli.ts';
 
-const exec = promisify(execFile);
-const cli = (...args: string[]) =>
-  exec('npx', ['tsx', 'evals/cli.ts', ...args], { timeout: 30_000 }).then(
-    (r) => ({ code: 0, stdout: r.stdout, stderr: r.stderr }),
-    (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, stdout: e.stdout, stderr: e.stderr }),
-  );
+const cli = (...args: string[]) => runEvalCli(args);
 
 let dir: string;
 beforeAll(async () => {

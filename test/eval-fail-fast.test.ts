@@ -1,36 +1,17 @@
 // The eval CLI fails fast and clearly: an unreachable --base-url names the host and the cause before the first
 // sample, --timeout bounds one model call (and a timed-out call is not retried), --max-retries bounds retries,
 // and a harness error is one line with the documented exit code, without a stack trace.
-import { execFile } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readEvalLog } from '../evals/eval-log.ts';
 import { freePort as closedPort } from './support/free-port.ts';
+import { runEvalCli } from './support/run-eval-cli.ts';
 
-const run = promisify(execFile);
 let dir: string;
-
-interface CliResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-async function evalCli(args: string[]): Promise<CliResult> {
-  try {
-    // node --import tsx, not npx: npx may add its own warnings to stderr, which must hold exactly one line.
-    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', 'evals/cli.ts', ...args], { timeout: 120_000 });
-    return { code: 0, stdout, stderr };
-  } catch (err) {
-    const e = err as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
-}
 
 /** An OpenAI-compatible endpoint that lists models but misbehaves on chat: hangs, or answers 500. */
 async function misbehavingUpstream(
@@ -83,7 +64,7 @@ describe('eval CLI: failing fast and clearly', () => {
   it('a refused --base-url: one line naming the host and ECONNREFUSED, exit 2, no log, no stack', async () => {
     const port = await closedPort();
     const log = path.join(dir, 'refused.jsonl');
-    const r = await evalCli(model(`http://127.0.0.1:${port}/v1`, ['--log', log]));
+    const r = await runEvalCli(model(`http://127.0.0.1:${port}/v1`, ['--log', log]));
     expect(r.code).toBe(2);
     expect(r.stderr.trim()).toBe(`eval: --base-url 127.0.0.1:${port}: connection refused (ECONNREFUSED)`);
     expect(r.stdout).toBe('');
@@ -91,7 +72,7 @@ describe('eval CLI: failing fast and clearly', () => {
   });
 
   it('an unknown host: the DNS failure is named', async () => {
-    const r = await evalCli(model('http://no-such-host.invalid/v1'));
+    const r = await runEvalCli(model('http://no-such-host.invalid/v1'));
     expect(r.code).toBe(2);
     expect(r.stderr.trim()).toMatch(/^eval: --base-url no-such-host\.invalid: DNS lookup failed \((ENOTFOUND|EAI_AGAIN)\)$/);
   });
@@ -99,7 +80,7 @@ describe('eval CLI: failing fast and clearly', () => {
   it('TLS spoken to a plain-HTTP port: the TLS failure is named', async () => {
     const up = await misbehavingUpstream('fail');
     try {
-      const r = await evalCli(model(up.url.replace('http:', 'https:')));
+      const r = await runEvalCli(model(up.url.replace('http:', 'https:')));
       expect(r.code).toBe(2);
       expect(r.stderr.trim()).toMatch(/^eval: --base-url 127\.0\.0\.1:\d+: TLS failed \(\w+\)$/);
     } finally {
@@ -109,9 +90,17 @@ describe('eval CLI: failing fast and clearly', () => {
 
   it('an unreachable --fhir-base-url and --judge-base-url are checked the same way', async () => {
     const port = await closedPort();
-    const fhir = await evalCli(['run', 'builtin', '--solver', 'reference', '--fhir-base-url', `http://127.0.0.1:${port}/fhir`, '--quiet']);
+    const fhir = await runEvalCli([
+      'run',
+      'builtin',
+      '--solver',
+      'reference',
+      '--fhir-base-url',
+      `http://127.0.0.1:${port}/fhir`,
+      '--quiet',
+    ]);
     expect(fhir.stderr.trim()).toBe(`eval: --fhir-base-url 127.0.0.1:${port}: connection refused (ECONNREFUSED)`);
-    const judge = await evalCli([
+    const judge = await runEvalCli([
       'run',
       'builtin',
       '--solver',
@@ -129,7 +118,9 @@ describe('eval CLI: failing fast and clearly', () => {
     const up = await misbehavingUpstream('hang');
     try {
       const log = path.join(dir, 'hang.jsonl');
-      const r = await evalCli(model(up.url, ['--timeout', '1', '--max-retries', '3', '--limit', '2', '--concurrency', '2', '--log', log]));
+      const r = await runEvalCli(
+        model(up.url, ['--timeout', '1', '--max-retries', '3', '--limit', '2', '--concurrency', '2', '--log', log]),
+      );
       expect(r.code).toBe(2);
       const { samples } = await readEvalLog(log);
       expect(samples).toHaveLength(2);
@@ -148,7 +139,7 @@ describe('eval CLI: failing fast and clearly', () => {
     ] as const) {
       const up = await misbehavingUpstream('fail');
       try {
-        const r = await evalCli(
+        const r = await runEvalCli(
           model(up.url, ['--max-retries', String(retries), '--limit', '1', '--log', path.join(dir, `r${retries}.jsonl`)]),
         );
         expect(r.code).toBe(2);
@@ -163,7 +154,7 @@ describe('eval CLI: failing fast and clearly', () => {
     // A log path under a regular file cannot be created (ENOTDIR): a harness error, not a usage error.
     const file = path.join(dir, 'a-file');
     await writeFile(file, '');
-    const r = await evalCli(['run', 'builtin', '--solver', 'reference', '--quiet', '--log', path.join(file, 'run.jsonl')]);
+    const r = await runEvalCli(['run', 'builtin', '--solver', 'reference', '--quiet', '--log', path.join(file, 'run.jsonl')]);
     expect(r.code).toBe(2);
     const lines = r.stderr.trim().split('\n');
     expect(lines).toHaveLength(1);

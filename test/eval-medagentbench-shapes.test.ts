@@ -2,19 +2,17 @@
 // The official files leave `eval_MRN` out of category 1's "Patient not found" tasks (task1_29/30 in v2, task1_9/10
 // in v1) and `sol` out of categories 2–10. Opt-in: MEDAGENTBENCH_TASKS=/path/to/test_data_v2.json runs the
 // reference solver over a real benchmark file (not shipped: the project generates its own look-alike tasks).
-import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readEvalLog } from '../evals/eval-log.ts';
 import { loadDataset } from '../evals/load-dataset.ts';
 import { GRADER_NEEDS, splitMabTaskFile } from '../evals/medagentbench/gradability.ts';
 import { mabSeedTasks } from '../evals/medagentbench/seed-tasks.ts';
 import { synthesizeMabTasks } from '../evals/medagentbench/synthesize-tasks.ts';
+import { runEvalCli } from './support/run-eval-cli.ts';
 
-const run = promisify(execFile);
 let dir: string;
 
 beforeAll(async () => {
@@ -24,10 +22,7 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-const cli = (args: string[]) =>
-  run('npx', ['tsx', 'evals/cli.ts', 'run', ...args, '--solver', 'reference', '--quiet'], { timeout: 120_000 }).catch(
-    (err: { stdout: string; stderr: string; code: number }) => err,
-  );
+const cli = (args: string[]) => runEvalCli(['run', ...args, '--solver', 'reference', '--quiet']);
 
 describe('MedAgentBench task shapes', () => {
   it('the synthetic 300-task file has the official shapes: not-found tasks carry sol but no eval_MRN, categories 2–10 no sol', () => {
@@ -83,7 +78,7 @@ describe('MedAgentBench task shapes', () => {
     expect(loaded.scenarios.find((s) => s.id === 'task1_2')?.patients).toEqual([]);
     const log = path.join(dir, 'mixed.jsonl');
     const out = await cli(['--tasks', file, '--log', log]);
-    expect('code' in out ? out.code : 0).toBe(0);
+    expect(out.code).toBe(0);
     const lines = out.stdout.trim().split('\n');
     expect(lines).toContain(
       "ungradable (not run, not counted): 1 (task4_2: no eval_MRN (category task4 is graded on that patient's record))",

@@ -1,10 +1,8 @@
 // MedAgentBench: the project's ten seed tasks (one per category) through the real CLI (stable interface and last line), and a 300-task
 // synthetic file in-process with the reference solver (100%) and a wrong solver (graded as the refsol does).
-import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { medAgentBenchToScenario } from '../evals/medagentbench/task-file.ts';
 import { mabSeedTasks } from '../evals/medagentbench/seed-tasks.ts';
@@ -16,9 +14,9 @@ import { referenceSolver } from '../evals/solvers/reference-solver.ts';
 import { defaultScorers } from '../evals/default-scorers.ts';
 import { defineTask, type Solver } from '../evals/task.ts';
 import { readEvalLog } from '../evals/eval-log.ts';
+import { runEvalCli } from './support/run-eval-cli.ts';
 
 let SAMPLES: string;
-const run = promisify(execFile);
 let dir: string;
 
 beforeAll(async () => {
@@ -33,11 +31,8 @@ afterAll(async () => {
 describe('MedAgentBench', () => {
   it('`eval run --tasks <file> --solver reference` runs the ten seed tasks and ends with the pass-rate line', async () => {
     const log = path.join(dir, 'samples.jsonl');
-    const { stdout } = await run(
-      'npx',
-      ['tsx', 'evals/cli.ts', 'run', '--tasks', SAMPLES, '--solver', 'reference', '--log', log, '--quiet'],
-      { timeout: 60_000 },
-    );
+    const { code, stdout, stderr } = await runEvalCli(['run', '--tasks', SAMPLES, '--solver', 'reference', '--log', log, '--quiet']);
+    expect(code, stderr).toBe(0);
     expect(stdout.trim().split('\n').at(-1)).toBe('pass rate: 100% (10/10)');
     const parsed = await readEvalLog(log);
     expect(parsed.header?.schemaVersion).toBe(1);
@@ -59,29 +54,20 @@ describe('MedAgentBench', () => {
       .map((l) => JSON.parse(l));
     for (const l of lines) if (l.type === 'sample' && ['task1_1', 'task2_1', 'task4_1'].includes(l.id)) l.answer = ['wrong'];
     await writeFile(tampered, lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
-    const replay = await run(
-      'npx',
-      [
-        'tsx',
-        'evals/cli.ts',
-        'run',
-        '--tasks',
-        SAMPLES,
-        '--solver',
-        'replay',
-        '--replay',
-        tampered,
-        '--min-pass-rate',
-        '90',
-        '--log',
-        path.join(dir, 'replay.jsonl'),
-        '--quiet',
-      ],
-      { timeout: 60_000 },
-    ).then(
-      () => ({ code: 0, stdout: '' }),
-      (err: { code: number; stdout: string }) => err,
-    );
+    const replay = await runEvalCli([
+      'run',
+      '--tasks',
+      SAMPLES,
+      '--solver',
+      'replay',
+      '--replay',
+      tampered,
+      '--min-pass-rate',
+      '90',
+      '--log',
+      path.join(dir, 'replay.jsonl'),
+      '--quiet',
+    ]);
     expect(replay.code).toBe(3);
     expect(replay.stdout.trim().split('\n').at(-1)).toBe('pass rate: 70% (7/10)');
   });

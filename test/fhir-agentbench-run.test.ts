@@ -2,11 +2,9 @@
 // resources, an embedded FHIR server on loopback seeded with those resources, and the eval CLI run against it.
 // The answer key replayed as answers must pass every row the rubric grades, with retrieval recall and precision
 // of 1 read from the recorded requests; a question whose gold resource is not on the server is "data missing".
-import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import type { Bundle, Resource } from '@medplum/fhirtypes';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -19,8 +17,8 @@ import { generateMimicDemo } from '../fixtures/mimic/generate-mimic-demo.ts';
 import { composeGateway, type ComposedGateway } from '../src/compose-gateway.ts';
 import { loadConfig } from '../src/config.ts';
 import { createMedplumFhirClient } from '../src/fhir/medplum-fhir-client.ts';
+import { runEvalCli } from './support/run-eval-cli.ts';
 
-const exec = promisify(execFile);
 const KEY = 'sk-agentbench-test-0123';
 
 let dir: string;
@@ -51,11 +49,7 @@ afterAll(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
-const cli = (...args: string[]) =>
-  exec('npx', ['tsx', 'evals/cli.ts', ...args], { timeout: 120_000 }).then(
-    (r) => ({ code: 0, stdout: r.stdout, stderr: r.stderr }),
-    (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, stdout: e.stdout, stderr: e.stderr }),
-  );
+const cli = (...args: string[]) => runEvalCli(args);
 
 describe('the generated look-alike CSV', () => {
   it('covers every answer kind the rubric knows, plus judge-only rows', () => {
