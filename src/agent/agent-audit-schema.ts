@@ -24,7 +24,8 @@ const fhirRequestTrace = z.object({
 
 const writtenResource = z.object({ resourceType: z.string(), id: z.string(), created: z.boolean() });
 
-const toolErrorCode = z.enum([
+/** tool-contract.ts: `ToolErrorCode`. */
+export const toolErrorCodeSchema = z.enum([
   'invalid_arguments',
   'unknown_tool',
   'writes_disabled',
@@ -42,7 +43,7 @@ const auditToolCall = z.object({
   arguments: z.string(),
   step: z.number().int().min(-1).max(100).describe('The step whose assistant message made the call; -1: filled in on a follow-up.'),
   ok: z.boolean(),
-  error: z.object({ code: toolErrorCode, message: z.string(), status: z.number().int().min(0).max(599).optional() }).optional(),
+  error: z.object({ code: toolErrorCodeSchema, message: z.string(), status: z.number().int().min(0).max(599).optional() }).optional(),
   fhir_requests: z.array(fhirRequestTrace),
   duration_ms: ms,
   result_bytes: count,

@@ -1,6 +1,7 @@
 // The documented answer shapes, as checks that return what is wrong (undefined when nothing is): the OpenAI error
 // envelope and chat completion (JSON and SSE) on /v1, OperationOutcome and resources on /fhir, ToolResult for tools.
 import { z } from 'zod';
+import { toolErrorCodeSchema } from '../../src/agent/agent-audit-schema.ts';
 
 const openAiError = z.strictObject({
   error: z.strictObject({
@@ -34,18 +35,7 @@ const operationOutcome = z.object({
   issue: z.array(z.object({ severity: z.enum(['fatal', 'error', 'warning', 'information']), code: z.string().min(1) })).min(1),
 });
 
-/** tools/tool.ts: `ToolResult`, with the error codes it documents. */
-const TOOL_ERROR_CODES = [
-  'invalid_arguments',
-  'unknown_tool',
-  'writes_disabled',
-  'fhir_error',
-  'forbidden',
-  'timeout',
-  'tool_call_limit',
-  'aborted',
-  'internal_error',
-] as const;
+/** agent/tool-contract.ts: `ToolResult`, with the error codes it documents. */
 const toolResult = z.union([
   z.object({
     ok: z.literal(true),
@@ -55,7 +45,7 @@ const toolResult = z.union([
   z.object({
     ok: z.literal(false),
     error: z.object({
-      code: z.enum(TOOL_ERROR_CODES),
+      code: toolErrorCodeSchema,
       message: z.string().min(1),
       status: z.number().int().optional(),
       details: z.unknown().optional(),
