@@ -10,6 +10,7 @@ import { createApiKey } from '../src/auth/create-api-key.ts';
 import { scopeGrantSchema } from '../src/auth/smart-scope.ts';
 import { ConfigError, loadConfig } from '../src/config.ts';
 import { script, toolMessages, toolNames } from './support/agent-kit.ts';
+import { writeApiKeysFile } from './support/api-keys-file.ts';
 import { startGateway, type RunningGateway } from './support/gateway-harness.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'api-key-scopes-'));
@@ -20,14 +21,8 @@ const made = {
   obsReader: createApiKey({ id: 'obs-reader', scopes: 'system/Observation.rs chat' }),
   noChat: createApiKey({ id: 'no-chat', scopes: 'system/*.rs' }),
 };
-const key = Object.fromEntries(Object.entries(made).map(([name, m]) => [name, m.key])) as Record<keyof typeof made, string>;
 const keyFile = join(dir, 'keys.yaml');
-writeFileSync(
-  keyFile,
-  `# test keys\nkeys:\n${Object.values(made)
-    .map((m) => m.entry)
-    .join('\n')}\n`,
-);
+const key = writeApiKeysFile(keyFile, made);
 
 const OTHER_OBS = 'obs-S1000001-0001';
 const OWN_OBS = 'obs-S1000002-0001';

@@ -16,6 +16,7 @@ import { createApiKey } from '../src/auth/create-api-key.ts';
 import { composeGateway } from '../src/compose-gateway.ts';
 import { loadConfig } from '../src/config.ts';
 import { script } from './support/agent-kit.ts';
+import { writeApiKeysFile } from './support/api-keys-file.ts';
 import { startGateway, type RunningGateway } from './support/gateway-harness.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'audit-trail-'));
@@ -25,13 +26,7 @@ const made = {
   auditor: createApiKey({ id: 'auditor', scopes: 'system/AuditEvent.rs system/Patient.rs' }),
 };
 const keyFile = join(dir, 'keys.yaml');
-writeFileSync(
-  keyFile,
-  `keys:\n${Object.values(made)
-    .map((m) => m.entry)
-    .join('\n')}\n`,
-);
-const key = { ward: made.ward.key, writer: made.writer.key, auditor: made.auditor.key };
+const key = writeApiKeysFile(keyFile, made);
 
 const subtypeOf = (e: AuditEvent) => e.subtype?.[0]?.code;
 const refsOf = (e: AuditEvent) => (e.entity ?? []).map((x) => x.what?.reference).filter(Boolean);

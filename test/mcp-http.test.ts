@@ -1,7 +1,7 @@
 // The MCP server over streamable HTTP at /mcp (issue 13), driven by the official SDK's own Client against a live
 // gateway on a loopback port: the tool list is the tools' own (zod-generated) definitions, calls answer the agent
 // loop's compact summaries, failures are results with isError, and /mcp has /fhir's keys, scopes and audit.
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AuditEvent } from '@medplum/fhirtypes';
@@ -13,6 +13,7 @@ import { executeTool, toolRegistry, tools } from '../tools/index.ts';
 import { createApiKey } from '../src/auth/create-api-key.ts';
 import { IDEMPOTENCY_META } from '../src/mcp/mcp-server-factory.ts';
 import { createMedplumFhirClient } from '../src/fhir/medplum-fhir-client.ts';
+import { writeApiKeysFile } from './support/api-keys-file.ts';
 import { startGateway, type RunningGateway } from './support/gateway-harness.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'mcp-http-'));
@@ -21,14 +22,8 @@ const made = {
   writer: createApiKey({ id: 'mcp-writer', scopes: 'system/*.cruds tools:write' }),
   obsOnly: createApiKey({ id: 'mcp-obs-only', scopes: 'system/Observation.rs' }),
 };
-const key = Object.fromEntries(Object.entries(made).map(([name, m]) => [name, m.key])) as Record<keyof typeof made, string>;
 const keyFile = join(dir, 'keys.yaml');
-writeFileSync(
-  keyFile,
-  `keys:\n${Object.values(made)
-    .map((m) => m.entry)
-    .join('\n')}\n`,
-);
+const key = writeApiKeysFile(keyFile, made);
 const auditFile = join(dir, 'audit.ndjson');
 
 const READ_TOOLS = [...toolRegistry.values()].filter((t) => !t.write).map((t) => t.name);
