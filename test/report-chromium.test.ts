@@ -3,7 +3,6 @@
 // console error, no chart label is clipped by its SVG or the viewport, the latency histogram has a y-axis, and
 // harness errors are named above the fold. Skips, saying why, only when no Chromium is installed.
 // `UPDATE_REPORT_PNG=1 npx vitest run test/report-chromium.test.ts` rewrites docs/report.png from the first report.
-import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -11,12 +10,11 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { promisify } from 'node:util';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startScriptedModel, type ScriptedModel } from '../scripts/scripted-model.ts';
+import { runEvalCli } from './support/run-eval-cli.ts';
 
-const run = promisify(execFile);
 const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const ARGS = [
@@ -40,11 +38,14 @@ const JSON_TYPE = { 'content-type': 'application/json' };
 
 /** Runs the eval CLI as a reader would; exit code 2 (harness errors) is a result here, not a failure. */
 async function evalCli(args: string[]): Promise<void> {
-  await run(path.join(ROOT, 'node_modules/.bin/tsx'), ['evals/cli.ts', ...args], { cwd: ROOT, timeout: 300_000 }).catch(
-    (err: { code?: number }) => {
-      if (err.code !== 2) throw err;
-    },
-  );
+  const { code, stderr } = await runEvalCli(args, 300_000);
+  if (code !== 0 && code !== 2) throw new Error(`eval ${args[0]} exited ${code}: ${stderr}`);
+}
+
+/** The built-in tasks through the model at `baseUrl` into `log`, then the log's HTML report beside it. */
+async function runAndReport(baseUrl: string, modelName: string, scope: string[], log: string): Promise<void> {
+  await evalCli(['run', 'builtin', '--solver', 'model', '--base-url', baseUrl, '--model', modelName, ...scope, '--quiet', '--log', log]);
+  await evalCli(['report', log]);
 }
 
 beforeAll(async () => {
@@ -55,22 +56,7 @@ beforeAll(async () => {
   dir = await mkdtemp(path.join(os.tmpdir(), 'report-chromium-'));
   model = await startScriptedModel({ port: 0 });
   // One shard of eight (every category), through a model: tokens, latencies and finish reasons are real.
-  await evalCli([
-    'run',
-    'builtin',
-    '--solver',
-    'model',
-    '--base-url',
-    model.baseUrl,
-    '--model',
-    'scripted',
-    '--shard',
-    '1/8',
-    '--quiet',
-    '--log',
-    path.join(dir, 'model.jsonl'),
-  ]);
-  await evalCli(['report', path.join(dir, 'model.jsonl')]);
+  await runAndReport(model.baseUrl, 'scripted', ['--shard', '1/8'], path.join(dir, 'model.jsonl'));
   // An endpoint that lists its model and then fails every chat request: every sample is a harness error.
   const server = createServer((req, res) => {
     if (req.url?.endsWith('/models'))
@@ -80,22 +66,7 @@ beforeAll(async () => {
   broken = server;
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const brokenUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
-  await evalCli([
-    'run',
-    'builtin',
-    '--solver',
-    'model',
-    '--base-url',
-    brokenUrl,
-    '--model',
-    'm',
-    '--limit',
-    '6',
-    '--quiet',
-    '--log',
-    path.join(dir, 'broken.jsonl'),
-  ]);
-  await evalCli(['report', path.join(dir, 'broken.jsonl')]);
+  await runAndReport(brokenUrl, 'm', ['--limit', '6'], path.join(dir, 'broken.jsonl'));
   context = await chromium.launchPersistentContext(path.join(dir, 'profile'), {
     executablePath: CHROMIUM,
     args: ARGS,

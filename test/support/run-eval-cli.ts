@@ -11,9 +11,9 @@ export interface EvalCliResult {
   stderr: string;
 }
 
-export async function runEvalCli(args: string[]): Promise<EvalCliResult> {
+export async function runEvalCli(args: string[], timeoutMs = 120_000): Promise<EvalCliResult> {
   try {
-    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', 'evals/cli.ts', ...args], { timeout: 120_000 });
+    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', 'evals/cli.ts', ...args], { timeout: timeoutMs });
     return { code: 0, stdout, stderr };
   } catch (err) {
     const e = err as { code: number; stdout: string; stderr: string };
