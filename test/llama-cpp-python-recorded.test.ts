@@ -31,6 +31,29 @@ const PLAIN = { server_tools: false } as const;
 /** The seed a recorded request used: the model's reply depends on it. */
 const seedOf = (name: string) => (fixture(name).request.body as Json).seed as number;
 
+// The client requests behind the recorded exchanges; the last test sends them again to prove the gateway still
+// makes the recorded requests of them.
+const storyRequest = (model: string) => create({ model, messages: STORY, temperature: 0, max_tokens: 5, ...PLAIN });
+const thinkingOffRequest = (model: string) =>
+  create({
+    model,
+    messages: THINK_SHOTS,
+    temperature: 0.7,
+    seed: seedOf('thinking-inline'),
+    max_tokens: 40,
+    thinking: { type: 'disabled' },
+    ...PLAIN,
+  });
+const toolRequest = (model: string, extra: Partial<ChatCompletionCreateParamsNonStreaming> = {}) =>
+  create({
+    model,
+    messages: [{ role: 'user', content: TOOL_PROMPT }],
+    temperature: 0.5,
+    seed: seedOf('prompted-tool-call'),
+    max_tokens: 150,
+    ...extra,
+  });
+
 /** Every value of `key` anywhere in a JSON value. */
 function valuesOfKey(value: unknown, key: string): unknown[] {
   if (Array.isArray(value)) return value.flatMap((v) => valuesOfKey(v, key));
@@ -107,7 +130,7 @@ describe('llama-cpp-python (recorded): issue 9', () => {
     expect(bodyOf('chat-max-completion-tokens').usage.completion_tokens).toBeGreaterThan(5);
 
     upstream.replay('chat-max-tokens');
-    const res = await client.chat.completions.create(create({ model: gw.model, messages: STORY, temperature: 0, max_tokens: 5, ...PLAIN }));
+    const res = await client.chat.completions.create(storyRequest(gw.model));
 
     const sent = upstream.requests[0]!.body as Json;
     expect(sent.max_tokens).toBe(5);
@@ -176,15 +199,7 @@ describe('llama-cpp-python (recorded): issue 9', () => {
     expect(bodyOf('tools-ignored').usage.prompt_tokens).toBe(bodyOf('chat').usage.prompt_tokens); // `tools` were dropped
 
     upstream.replay('prompted-tool-call', 'prompted-tool-call-answer');
-    const res = (await client.chat.completions.create(
-      create({
-        model: gw.model,
-        messages: [{ role: 'user', content: TOOL_PROMPT }],
-        temperature: 0.5,
-        seed: seedOf('prompted-tool-call'),
-        max_tokens: 150,
-      }),
-    )) as ChatCompletion & { fhir_agent: Json };
+    const res = (await client.chat.completions.create(toolRequest(gw.model))) as ChatCompletion & { fhir_agent: Json };
 
     const [step1, step2] = upstream.requests.map((r) => r.body as Json);
     expect(step1).not.toHaveProperty('tools');
@@ -236,16 +251,7 @@ describe('llama-cpp-python (recorded): issue 9', () => {
 
     // auto → prompted: no `tools` field at all, so the server builds no grammar; the prompt's schemas carry no pattern.
     upstream.replay('prompted-tool-call', 'prompted-tool-call-answer');
-    await client.chat.completions.create(
-      create({
-        model: gw.model,
-        messages: [{ role: 'user', content: TOOL_PROMPT }],
-        temperature: 0.5,
-        seed: seedOf('prompted-tool-call'),
-        max_tokens: 150,
-        tool_choice: FORCED_SEARCH,
-      }),
-    );
+    await client.chat.completions.create(toolRequest(gw.model, { tool_choice: FORCED_SEARCH }));
     const prompted = upstream.requests[0]!.body as Json;
     expect(prompted).not.toHaveProperty('tools');
     expect(prompted).not.toHaveProperty('tool_choice');
@@ -294,19 +300,7 @@ describe('llama-cpp-python (recorded): issue 9', () => {
     expect(bodyOf('thinking-inline').choices[0].message.content).toMatch(/<think>[\s\S]+<\/think>/);
 
     upstream.replay('thinking-inline');
-    const { data, response } = await client.chat.completions
-      .create(
-        create({
-          model: gw.model,
-          messages: THINK_SHOTS,
-          temperature: 0.7,
-          seed: seedOf('thinking-inline'),
-          max_tokens: 40,
-          thinking: { type: 'disabled' },
-          ...PLAIN,
-        }),
-      )
-      .withResponse();
+    const { data, response } = await client.chat.completions.create(thinkingOffRequest(gw.model)).withResponse();
 
     const sent = upstream.requests[0]!.body as Json;
     // No switch this server would silently drop (vLLM's chat_template_kwargs, Ollama's think, DeepSeek's thinking).
@@ -323,27 +317,9 @@ describe('llama-cpp-python (recorded): issue 9', () => {
     // Tool descriptions change often and a reworded description barely moves the reply, so the signatures inside
     // <tools> are compared by name; the rest of the prompted request (the mode's own wording and format) exactly.
     upstream.replay('chat-max-tokens', 'thinking-inline', 'prompted-tool-call', 'prompted-tool-call-answer');
-    await client.chat.completions.create(create({ model: gw.model, messages: STORY, temperature: 0, max_tokens: 5, ...PLAIN }));
-    await client.chat.completions.create(
-      create({
-        model: gw.model,
-        messages: THINK_SHOTS,
-        temperature: 0.7,
-        seed: seedOf('thinking-inline'),
-        max_tokens: 40,
-        thinking: { type: 'disabled' },
-        ...PLAIN,
-      }),
-    );
-    await client.chat.completions.create(
-      create({
-        model: gw.model,
-        messages: [{ role: 'user', content: TOOL_PROMPT }],
-        temperature: 0.5,
-        seed: seedOf('prompted-tool-call'),
-        max_tokens: 150,
-      }),
-    );
+    await client.chat.completions.create(storyRequest(gw.model));
+    await client.chat.completions.create(thinkingOffRequest(gw.model));
+    await client.chat.completions.create(toolRequest(gw.model));
     const sent = upstream.requests.map((r) => r.body);
     expect(sent[0]).toEqual(fixture('chat-max-tokens').request.body);
     expect(sent[1]).toEqual(fixture('thinking-inline').request.body);
