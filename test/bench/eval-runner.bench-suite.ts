@@ -2,6 +2,7 @@
 // simulated upstream with 200 ms per step, concurrency 32. Ideal = total model time / concurrency; goal ≤ 1.25×.
 import type { BenchRow, BenchSuite } from './bench-row.ts';
 import { startFakeUpstream } from '../support/fake-upstream.ts';
+import { completionReply } from '../support/upstream-replies.ts';
 import { loadDataset } from '../../evals/load-dataset.ts';
 import { BUILTIN_SUITE } from '../../evals/commands/run-command.ts';
 import { createEnvironment } from '../../evals/environment/create-environment.ts';
@@ -21,51 +22,10 @@ function simulatedHandler(req: { body: { messages: Array<{ role: string; content
   if (!messages.some((m) => m.role === 'tool')) {
     const user = String(messages.find((m) => m.role === 'user')?.content ?? '');
     const patient = /S\d{7}/.exec(user)?.[0] ?? 'S1000001';
-    return {
-      delayMs: STEP_MS,
-      body: {
-        id: 'sim',
-        object: 'chat.completion',
-        created: 0,
-        model: 'sim',
-        choices: [
-          {
-            index: 0,
-            finish_reason: 'tool_calls',
-            message: {
-              role: 'assistant',
-              content: null,
-              tool_calls: [
-                { id: `c-${patient}`, type: 'function', function: { name: 'search_observations', arguments: JSON.stringify({ patient }) } },
-              ],
-            },
-          },
-        ],
-        usage,
-      },
-    };
+    const search = { id: `c-${patient}`, name: 'search_observations', arguments: JSON.stringify({ patient }) };
+    return completionReply({ toolCalls: [search], usage }, { delayMs: STEP_MS });
   }
-  return {
-    delayMs: STEP_MS,
-    body: {
-      id: 'sim',
-      object: 'chat.completion',
-      created: 0,
-      model: 'sim',
-      choices: [
-        {
-          index: 0,
-          finish_reason: 'tool_calls',
-          message: {
-            role: 'assistant',
-            content: null,
-            tool_calls: [{ id: 'fin', type: 'function', function: { name: 'finish', arguments: '{"answer":[1]}' } }],
-          },
-        },
-      ],
-      usage,
-    },
-  };
+  return completionReply({ toolCalls: [{ id: 'fin', name: 'finish', arguments: '{"answer":[1]}' }], usage }, { delayMs: STEP_MS });
 }
 
 const suite: BenchSuite = {
