@@ -9,6 +9,7 @@ import { MAX_SCHEMA_DEPTH } from '../src/openai/chat-request.ts';
 import { parseChatRequest } from '../src/openai/to-chat-params.ts';
 import { fhirSearch } from './support/agent-kit.ts';
 import { startGateway, type RunningGateway } from './support/gateway-harness.ts';
+import { completionReply } from './support/upstream-replies.ts';
 import { chatCase } from './fuzz/chat-cases.ts';
 import { exerciseChat, exerciseFhir, exerciseTool, KNOWN_DEEP_NESTING, type ToolCase } from './fuzz/exercise.ts';
 import { fhirCase } from './fuzz/fhir-cases.ts';
@@ -120,15 +121,7 @@ describe('fuzz', () => {
     const health = await fetch(`${gw.baseUrl}/health`);
     expect(health.status).toBe(200);
     expect(await health.json()).toMatchObject({ status: 'ok' });
-    gw.fake.setHandler(() => ({
-      body: {
-        id: 'x',
-        object: 'chat.completion',
-        created: 1,
-        model: 'm',
-        choices: [{ index: 0, message: { role: 'assistant', content: 'fine' }, finish_reason: 'stop' }],
-      },
-    }));
+    gw.fake.setHandler(() => completionReply({ content: 'fine' }));
     const res = await gw.client.chat.completions.create({ model: gw.model, messages: [{ role: 'user', content: 'hi' }] });
     expect(res.choices[0]!.message.content).toBe('fine');
     expect(unhandled).toEqual([]);
@@ -153,15 +146,7 @@ describe('bugs the fuzz found', () => {
         `{"model":"${model}","messages":[{"role":"user","content":"x"}],"response_format":{"type":"json_schema","json_schema":{"name":"n","schema":${deep}}}}`,
     ],
   ])('deep nesting in %s → 400 naming the field, not 500', async (field, body) => {
-    gw.fake.setHandler(() => ({
-      body: {
-        id: 'x',
-        object: 'chat.completion',
-        created: 1,
-        model: 'm',
-        choices: [{ index: 0, message: { role: 'assistant', content: '{}' }, finish_reason: 'stop' }],
-      },
-    }));
+    gw.fake.setHandler(() => completionReply({ content: '{}' }));
     const deep = serialize(deepNesting(KNOWN_DEEP_NESTING * 20));
     const res = await fetch(`${gw.baseUrl}/v1/chat/completions`, {
       method: 'POST',
