@@ -1,13 +1,13 @@
 // Load order from references, not file names: a fake server with HAPI's referential integrity (every reference
 // must point at a stored resource or at another entry of the same transaction) takes MIMIC-shaped NDJSON, whose
 // file names match no resource type and whose microbiology resources reference each other in cycles.
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Bundle, BundleEntry, Resource } from '@medplum/fhirtypes';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeMimicDemo } from '../fixtures/mimic/generate-mimic-demo.ts';
-import type { FhirClient } from '../src/fhir/fhir-client.ts';
+import { FhirError, type FhirClient } from '../src/fhir/fhir-client.ts';
 import type { RawEntry } from '../src/fhir/loader/input-schemas.ts';
 import { loadFhirFiles } from '../src/fhir/loader/load-fhir-files.ts';
 import { planResourceOrder } from '../src/fhir/loader/plan-resource-order.ts';
@@ -134,11 +134,62 @@ describe('loadFhirFiles on MIMIC-shaped NDJSON into a server with referential in
     expect(report).toMatchObject({ files: 30, entries: total, created: total });
     expect(server.stored.size).toBe(total);
     expect(plan!.cycles).toBeGreaterThan(0);
-    expect(server.requests.filter((r) => r.type === 'transaction')).toHaveLength(plan!.cycles);
+    // Independent cycles share transactions (up to the chunk size), so there are fewer requests than cycles.
+    const transactions = server.requests.filter((r) => r.type === 'transaction');
+    expect(transactions.length).toBeGreaterThan(0);
+    expect(transactions.length).toBeLessThanOrEqual(Math.ceil(plan!.cycles / 2));
+    expect(transactions.every((t) => t.size <= 200)).toBe(true);
     expect(report.perFile!.map((f) => [f.file.split('/').pop(), f.entries, f.loaded, f.failed])).toEqual(
       [...counts].sort(([a], [b]) => (a < b ? -1 : 1)).map(([file, n]) => [file, n, n, 0]),
     );
     expect(report.perFile!.every((f) => f.ms > 0)).toBe(true);
     expect(done.sort()).toEqual(report.perFile!.map((f) => f.file).sort());
+  });
+});
+
+describe('loadFhirFiles with several cycles in one transaction', () => {
+  it('retries a refused packed transaction one cycle per transaction, so the other cycles still load whole', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'loader-cycles-'));
+    try {
+      const cycle = (a: string, b: string) =>
+        [
+          { resourceType: 'Observation', id: a, status: 'final', hasMember: [{ reference: `Observation/${b}` }] },
+          { resourceType: 'Observation', id: b, status: 'final', derivedFrom: [{ reference: `Observation/${a}` }] },
+        ]
+          .map((r) => JSON.stringify(r))
+          .join('\n');
+      await writeFile(join(dir, 'cycles.ndjson'), `${cycle('a1', 'a2')}\n${cycle('bad1', 'bad2')}\n${cycle('c1', 'c2')}\n`);
+      const requests: Array<{ type: string; ids: string[] }> = [];
+      const stored = new Set<string>();
+      const client = {
+        baseUrl: 'http://cycles.test/fhir',
+        async executeBatch(bundle: Bundle): Promise<Bundle> {
+          const ids = (bundle.entry ?? []).map((e) => e.resource!.id!);
+          requests.push({ type: bundle.type!, ids });
+          // All or nothing, like a real server: any entry it refuses fails the whole transaction.
+          if (bundle.type === 'transaction' && ids.some((id) => id.startsWith('bad'))) {
+            throw new FhirError('refused', 400, { resourceType: 'OperationOutcome', issue: [{ severity: 'error', code: 'invalid' }] });
+          }
+          const entry = ids.map((id): BundleEntry => {
+            if (id.startsWith('bad')) return { response: { status: '400' } };
+            stored.add(id);
+            return { response: { status: '201' } };
+          });
+          return { resourceType: 'Bundle', type: `${bundle.type}-response` as Bundle['type'], entry };
+        },
+      } as unknown as FhirClient;
+      const report = await loadFhirFiles({ client, files: [dir], chunkSize: 100, concurrency: 1 });
+      expect(requests[0]).toEqual({ type: 'transaction', ids: ['a1', 'a2', 'bad1', 'bad2', 'c1', 'c2'] });
+      expect(requests.slice(1)).toEqual([
+        { type: 'transaction', ids: ['a1', 'a2'] },
+        { type: 'transaction', ids: ['bad1', 'bad2'] },
+        { type: 'batch', ids: ['bad1', 'bad2'] },
+        { type: 'transaction', ids: ['c1', 'c2'] },
+      ]);
+      expect([...stored].sort()).toEqual(['a1', 'a2', 'c1', 'c2']);
+      expect(report.errors.map((e) => e.entryIndex)).toEqual([2, 3]);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });

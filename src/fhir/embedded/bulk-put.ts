@@ -20,7 +20,10 @@ const CONDITIONAL_KEYS = ['ifMatch', 'ifNoneMatch', 'ifModifiedSince', 'ifNoneEx
 function hasUrnReference(value: unknown): boolean {
   if (Array.isArray(value)) return value.some(hasUrnReference);
   if (!value || typeof value !== 'object') return false;
-  for (const [k, v] of Object.entries(value)) {
+  // for-in over a parsed request body (own keys only): no array of pairs per object, for every resource of a load.
+  const record = value as Record<string, unknown>;
+  for (const k in record) {
+    const v = record[k];
     if (k === 'reference' && typeof v === 'string' && v.startsWith('urn:')) return true;
     if (v && typeof v === 'object' && hasUrnReference(v)) return true;
   }

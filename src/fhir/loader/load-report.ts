@@ -30,7 +30,7 @@ export interface FileLoadSummary {
   ms: number;
 }
 
-/** How the NDJSON resources were ordered: levels of references, and cycles sent as one transaction each. */
+/** How the NDJSON resources were ordered: levels of references, and cycles (each sent whole in a transaction). */
 export interface LoadOrderSummary {
   resources: number;
   levels: number;

@@ -121,7 +121,11 @@ export function createReferenceResolver({ client }: { client: FhirClient }): Ref
     } else if (node && typeof node === 'object') {
       const record = node as Record<string, unknown>;
       if (typeof record.reference === 'string') out.push({ holder: record });
-      for (const value of Object.values(record)) if (value && typeof value === 'object') collect(value, out);
+      // for-in over parsed JSON (own keys only): no array of values per object.
+      for (const key in record) {
+        const value = record[key];
+        if (value && typeof value === 'object') collect(value, out);
+      }
     }
   }
 

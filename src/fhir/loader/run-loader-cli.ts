@@ -19,8 +19,8 @@ Inputs: Bundle JSON (transaction, batch, collection; .json or .json.gz), bulk-da
 hospitalInformation* and practitionerInformation* bundles go first, urn:uuid and conditional
 references are resolved, and ids are deterministic, so loading twice creates no duplicates.
 NDJSON (e.g. MIMIC-IV on FHIR) is read whole and ordered by its references, whatever the file
-names: each resource after what it references, reference cycles as one transaction each, so
-servers that check references (HAPI) accept it. A summary per file follows the load.
+names: each resource after what it references, reference cycles inside transactions (a cycle
+is never split across requests), so servers that check references (HAPI) accept it. A summary per file follows the load.
 
 Options:
   --fhir-base-url URL   FHIR base URL (default: $FHIR_BASE_URL, else ${DEFAULT_FHIR_BASE_URL})

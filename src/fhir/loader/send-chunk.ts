@@ -1,5 +1,7 @@
 // Sends prepared entries as one transaction (or batch) and reads the per-entry outcome.
 // A failed transaction is retried as a batch, to find out which entries the server refuses and load the rest.
+// A transaction packing several independent groups (reference cycles) that fails is first retried one group per
+// transaction, so a bad group never costs the others their all-or-nothing write.
 import type { Bundle, BundleEntry, OperationOutcome } from '@medplum/fhirtypes';
 import { FhirError, type FhirClient } from '../fhir-client.ts';
 import type { ChunkMode } from './input-schemas.ts';
@@ -49,11 +51,14 @@ export async function sendChunk({
   client,
   mode,
   entries,
+  groupOf,
   signal,
 }: {
   client: FhirClient;
   mode: ChunkMode;
   entries: PreparedEntry[];
+  /** For a transaction packing independent groups: the group of an entry's index. */
+  groupOf?: (index: number) => number;
   signal?: AbortSignal;
 }): Promise<EntryOutcome[]> {
   if (entries.length === 0) return [];
@@ -62,6 +67,19 @@ export async function sendChunk({
     response = await client.executeBatch(bundleOf(mode, entries), { signal });
   } catch (error) {
     if (mode === 'transaction' && error instanceof FhirError && !signal?.aborted) {
+      const groups = new Map<number, PreparedEntry[]>();
+      for (const e of entries) {
+        const g = groupOf?.(e.index) ?? 0;
+        const part = groups.get(g);
+        if (part) part.push(e);
+        else groups.set(g, [e]);
+      }
+      if (groups.size > 1) {
+        // One after another: this request's slot in the loader's concurrency, not more.
+        const outcomes: EntryOutcome[] = [];
+        for (const part of groups.values()) outcomes.push(...(await sendChunk({ client, mode, entries: part, signal })));
+        return outcomes;
+      }
       return sendChunk({ client, mode: 'batch', entries, signal });
     }
     const message = describeError(error);
