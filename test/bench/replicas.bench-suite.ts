@@ -23,6 +23,15 @@ const CONNECTIONS = 18;
 const DECISIONS = 20_000;
 const KEY = 'sk-bench-replicas-0001';
 const MODEL = 'fhir-agent-gateway/clinical-reasoner';
+/** A row of this suite, and one measured against a baseline from the same run (ratio = value / baseline). */
+const row = (c: string, metric: string, value: number): BenchRow => ({ suite: 'replicas', case: c, metric, value });
+const compared = (c: string, metric: string, value: number, baselineName: string, baseline: number): BenchRow => ({
+  ...row(c, metric, value),
+  baselineName,
+  baseline,
+  ratio: value / baseline,
+});
+
 const body = JSON.stringify({ model: MODEL, messages: [{ role: 'user', content: 'What is the latest HbA1c of patient S1000001?' }] });
 
 /** CPU time (user + system) a process has used so far, in ms, from /proc (Linux); NaN elsewhere. */
@@ -98,7 +107,7 @@ const suite: BenchSuite = {
   name: 'replicas',
   async run() {
     const redis = await startRedisServer();
-    if ('skip' in redis) return [{ suite: 'replicas', case: `skipped: ${redis.skip}`, metric: '', value: NaN }];
+    if ('skip' in redis) return [row(`skipped: ${redis.skip}`, '', NaN)];
     const upstream = await startBenchChild(SERVERS, ['upstream']);
     const env = {
       HOST: '127.0.0.1',
@@ -138,16 +147,8 @@ const suite: BenchSuite = {
         await client.del((await client.keys('bench:*'))[0] ?? 'bench:none');
         const label = `rate-limit decision, ${concurrency} in flight`;
         rows.push(
-          { suite: 'replicas', case: `${label}: in process`, metric: 'µs/decision', value: local },
-          {
-            suite: 'replicas',
-            case: `${label}: Redis (Lua sliding window)`,
-            metric: 'µs/decision',
-            value: remote,
-            baselineName: 'in process',
-            baseline: local,
-            ratio: remote / local,
-          },
+          row(`${label}: in process`, 'µs/decision', local),
+          compared(`${label}: Redis (Lua sliding window)`, 'µs/decision', remote, 'in process', local),
         );
       }
       if (outage.down) throw new Error('Redis failed during the decision bench');
@@ -158,61 +159,29 @@ const suite: BenchSuite = {
       )) as [Measured, Measured, Measured, Measured];
       const chat = 'non-stream chat';
       rows.push(
-        { suite: 'replicas', case: `${chat}, 1 replica, in-process rate limit`, metric: 'req/s', value: base.rps },
+        row(`${chat}, 1 replica, in-process rate limit`, 'req/s', base.rps),
         {
-          suite: 'replicas',
-          case: `${chat}, 1 replica, Redis rate limit`,
-          metric: 'req/s',
-          value: one.rps,
-          baselineName: 'in process',
-          baseline: base.rps,
-          ratio: one.rps / base.rps,
+          ...compared(`${chat}, 1 replica, Redis rate limit`, 'req/s', one.rps, 'in process', base.rps),
           goal: '≥ 0.9 × in process',
           met: one.rps >= base.rps * 0.9,
         },
-        {
-          suite: 'replicas',
-          case: `${chat}, 1 replica, in-process rate limit`,
-          metric: 'gateway CPU µs/request',
-          value: base.gatewayCpuUs,
-        },
-        {
-          suite: 'replicas',
-          case: `${chat}, 1 replica, Redis rate limit`,
-          metric: 'gateway CPU µs/request',
-          value: one.gatewayCpuUs,
-          baselineName: 'in process',
-          baseline: base.gatewayCpuUs,
-          ratio: one.gatewayCpuUs / base.gatewayCpuUs,
-        },
-        { suite: 'replicas', case: `${chat}, 1 replica, Redis rate limit`, metric: 'redis-server CPU µs/request', value: one.redisCpuUs },
+        row(`${chat}, 1 replica, in-process rate limit`, 'gateway CPU µs/request', base.gatewayCpuUs),
+        compared(`${chat}, 1 replica, Redis rate limit`, 'gateway CPU µs/request', one.gatewayCpuUs, 'in process', base.gatewayCpuUs),
+        row(`${chat}, 1 replica, Redis rate limit`, 'redis-server CPU µs/request', one.redisCpuUs),
       );
       const cores = cpus().length;
       for (const [n, m] of [
         [2, two],
         [3, three],
       ] as const) {
+        const c = `${chat}, ${n} replicas, Redis rate limit (${cores} cores)`;
         rows.push(
           {
-            suite: 'replicas',
-            case: `${chat}, ${n} replicas, Redis rate limit (${cores} cores)`,
-            metric: 'req/s',
-            value: m.rps,
-            baselineName: '1 replica',
-            baseline: one.rps,
-            ratio: m.rps / one.rps,
+            ...compared(c, 'req/s', m.rps, '1 replica', one.rps),
             goal: `scales up to the cores: ≥ ${(Math.min(n, cores) * 0.6).toFixed(1)} × 1 replica`,
             met: m.rps >= one.rps * Math.min(n, cores) * 0.6,
           },
-          {
-            suite: 'replicas',
-            case: `${chat}, ${n} replicas, Redis rate limit (${cores} cores)`,
-            metric: 'gateway CPU µs/request',
-            value: m.gatewayCpuUs,
-            baselineName: '1 replica',
-            baseline: one.gatewayCpuUs,
-            ratio: m.gatewayCpuUs / one.gatewayCpuUs,
-          },
+          compared(c, 'gateway CPU µs/request', m.gatewayCpuUs, '1 replica', one.gatewayCpuUs),
         );
       }
       return rows;
