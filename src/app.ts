@@ -13,6 +13,7 @@ import { createRateLimiter } from './http/rate-limiter.ts';
 import { readyRoute } from './http/ready-route.ts';
 import { ApiError } from './openai/api-error.ts';
 import { createReadiness } from './readiness/create-readiness.ts';
+import { upstreamReadinessCheck } from './readiness/gateway-readiness-checks.ts';
 import type { ReadinessCheck } from './readiness/readiness-check.ts';
 import type { ModelUpstream } from './upstream/model-upstream.ts';
 
@@ -149,17 +150,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   }
 
   await app.register(healthRoute, { upstreamConfigured: deps.upstream !== null });
-  const checks =
-    deps.readiness ??
-    ([
-      {
-        name: 'upstream',
-        check: async () =>
-          deps.upstream
-            ? { status: 'ok', detail: 'model connected, not probed' }
-            : { status: 'not_configured', detail: 'no model connected' },
-      },
-    ] satisfies ReadinessCheck[]);
+  const checks = deps.readiness ?? [upstreamReadinessCheck(config, deps.upstream ? 'injected' : 'none')];
   await app.register(readyRoute, {
     readiness: createReadiness({ checks, timeoutMs: config.READY_TIMEOUT_MS, cacheMs: config.READY_CACHE_MS, now }),
   });
