@@ -99,15 +99,15 @@ export async function loadFhirFiles(options: LoadOptions): Promise<LoadReport> {
   };
   plan.errors.forEach(addError);
 
-  /** Reads one file into the given sink; a file that cannot be read is one error (index -1). */
-  async function readFile(file: PlannedFile, size: number, sink: (entries: RawEntry[]) => void | Promise<void>) {
+  /** Reads one file's chunks, counting them; a file that cannot be read is one error (index -1). */
+  async function* readFile(file: PlannedFile, size: number) {
     const state = stateOf(file);
     try {
       for await (const chunk of readFileChunks(file, size)) {
         state.bytesRead = chunk.bytesRead;
         report.entries += chunk.entries.length;
         state.summary.entries += chunk.entries.length;
-        await sink(chunk.entries);
+        yield chunk;
       }
     } catch (error) {
       addError({ file: file.path, entryIndex: -1, message: (error as Error).message });
@@ -169,19 +169,11 @@ export async function loadFhirFiles(options: LoadOptions): Promise<LoadReport> {
     async function* jobs(): AsyncGenerator<Job> {
       for (const file of phase) {
         const state = stateOf(file);
-        try {
-          for await (const chunk of readFileChunks(file, chunkSize)) {
-            state.bytesRead = chunk.bytesRead;
-            report.entries += chunk.entries.length;
-            state.summary.entries += chunk.entries.length;
-            state.pending += chunk.entries.length;
-            yield { mode: chunk.mode, entries: chunk.entries.map((raw) => ({ state, raw })) };
-          }
-        } catch (error) {
-          addError({ file: file.path, entryIndex: -1, message: (error as Error).message });
+        for await (const chunk of readFile(file, chunkSize)) {
+          state.pending += chunk.entries.length;
+          yield { mode: chunk.mode, entries: chunk.entries.map((raw) => ({ state, raw })) };
         }
         state.readDone = true;
-        state.bytesRead = file.size;
         finishFileIfDone(state);
       }
     }
@@ -192,7 +184,7 @@ export async function loadFhirFiles(options: LoadOptions): Promise<LoadReport> {
     const perFile: RawEntry[][] = [];
     for (const file of phase) {
       const entries: RawEntry[] = [];
-      await readFile(file, 10_000, (chunk) => void entries.push(...chunk));
+      for await (const chunk of readFile(file, 10_000)) entries.push(...chunk.entries);
       perFile.push(entries);
       emitProgress();
     }
