@@ -5,7 +5,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { RunArgs } from '../cli-args.ts';
 import { defaultScorers } from '../default-scorers.ts';
-import { checkEndpoint } from '../environment/check-endpoint.ts';
+import { checkEndpoint, type EndpointProbe } from '../environment/check-endpoint.ts';
 import { createEnvironment } from '../environment/create-environment.ts';
 import { EvalLogWriter, LOG_SCHEMA_VERSION, readEvalLog, sampleKey, type SampleRecord } from '../eval-log.ts';
 import { gitRevision } from '../git-revision.ts';
@@ -237,7 +237,7 @@ function environmentBaseUrl(fhirBaseUrl: string | undefined, gateway: boolean, b
 /** Every endpoint the run will call answers (any HTTP status but 401/403), checked in parallel, in about 5 s at worst. */
 async function preflight(args: RunArgs, io: RunIo, fhirBaseUrl: string | undefined, fhirHeaders?: Record<string, string>): Promise<void> {
   const bearer = (key: string | undefined) => (key ? { authorization: `Bearer ${key}` } : undefined);
-  const probes: Array<Parameters<typeof checkEndpoint>[0]> = [];
+  const probes: EndpointProbe[] = [];
   const baseUrl = args.baseUrl ?? io.env.UPSTREAM_BASE_URL;
   if (args.solver === 'model' && baseUrl)
     probes.push({ flag: '--base-url', baseUrl, path: 'models', headers: bearer(args.apiKey ?? io.env.UPSTREAM_API_KEY), fetch: io.fetch });

@@ -1,7 +1,7 @@
 // Fails a run before its first sample when an endpoint it needs cannot be reached, in one line that names the
 // flag, the host and the cause (ECONNREFUSED, DNS, TLS, timeout), instead of every sample waiting out its
 // timeout and retries. Any HTTP answer counts as reachable, except a refused key, which no sample would survive.
-import { describeNetworkFailure, hostOf } from '../../src/shared/describe-network-failure.ts';
+import { describeNetworkFailure, hostOf, networkErrorCode } from '../../src/shared/describe-network-failure.ts';
 
 export class EndpointError extends Error {}
 
@@ -26,13 +26,9 @@ export async function checkEndpoint(p: EndpointProbe): Promise<void> {
     res = await (p.fetch ?? fetch)(url, { headers: p.headers, signal: AbortSignal.timeout(timeoutMs) });
     await res.body?.cancel();
   } catch (err) {
-    const why = networkTimeout(err) ? `no answer within ${timeoutMs / 1000} s` : describeNetworkFailure(err);
+    const why = networkErrorCode(err) === 'TIMEOUT' ? `no answer within ${timeoutMs / 1000} s` : describeNetworkFailure(err);
     throw new EndpointError(`${p.flag} ${hostOf(p.baseUrl)}: ${why}`);
   }
   if (res.status === 401 || res.status === 403)
     throw new EndpointError(`${p.flag} ${hostOf(p.baseUrl)}: the key was refused (HTTP ${res.status}); check --api-key`);
-}
-
-function networkTimeout(err: unknown): boolean {
-  return (err as { name?: string })?.name === 'TimeoutError';
 }
