@@ -1,6 +1,7 @@
+import type { MedicationRequest } from '@medplum/fhirtypes';
 import { z } from 'zod';
 import { defineSearchTool } from './define-search-tool.ts';
-import { summarizeResource } from './summarize-resource.ts';
+import { orderedMedication } from './summarize-resource.ts';
 import { countField, dateRange, patientField, patientReference, rawField, tokenField, dateWindow } from './tool-fields.ts';
 
 export const searchMedicationRequests = defineSearchTool({
@@ -45,8 +46,8 @@ export const searchMedicationRequests = defineSearchTool({
   nameFilter: {
     text: (i) => i.name,
     nameOf: (r, names) => {
-      const m = summarizeResource(r, names).medication as { display?: string } | string | undefined;
-      return typeof m === 'object' ? m.display : m;
+      const m = orderedMedication(r as MedicationRequest, names);
+      return typeof m === 'object' ? (m.display as string | undefined) : m;
     },
   },
 });

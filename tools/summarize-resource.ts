@@ -93,6 +93,10 @@ const idOf = (ref: Reference | undefined) => ref?.reference?.split('/').pop();
 
 const noteText = (notes: Array<{ text?: string }> | undefined) => notes?.map((n) => n.text).filter(Boolean);
 
+/** An order's drug as its summary shows it: the coded concept, or the referenced Medication by name. */
+export const orderedMedication = (m: MedicationRequest, names: ReferenceNames) =>
+  conceptSummary(m.medicationCodeableConcept) ?? referenced(m.medicationReference, names);
+
 const summarizers: Record<string, (r: never, names: ReferenceNames) => Summary> = {
   Patient: (p: Patient) => {
     const name = p.name?.find((n) => n.use === 'official') ?? p.name?.[0];
@@ -130,7 +134,7 @@ const summarizers: Record<string, (r: never, names: ReferenceNames) => Summary> 
     const dr = dosage?.doseAndRate?.[0];
     return {
       date: m.authoredOn,
-      medication: conceptSummary(m.medicationCodeableConcept) ?? referenced(m.medicationReference, names),
+      medication: orderedMedication(m, names),
       status: m.status,
       intent: m.intent,
       dose: quantity(dr?.doseQuantity),
