@@ -1,6 +1,7 @@
 // One warning per minute while Redis is unreachable, however many requests fall back meanwhile, and one line
 // when it answers again: an outage under load must not turn into a log line per request.
 import type { FastifyBaseLogger } from 'fastify';
+import type { Redis } from 'ioredis';
 
 export interface RedisOutageLog {
   /** A Redis call failed (the caller has already fallen back). */
@@ -49,4 +50,14 @@ export function createRedisOutageLog(o: {
       o.logger.info('Redis reachable again: rate limits and tool results shared again');
     },
   };
+}
+
+/**
+ * Whether Redis can take a command now. Disconnected: the caller falls back at once (no promise, no wait; ioredis
+ * reconnects in the background), and the outage is logged.
+ */
+export function redisReady(redis: Pick<Redis, 'status'>, outage: RedisOutageLog): boolean {
+  if (redis.status === 'ready') return true;
+  outage.failed(new Error(`Redis connection ${redis.status}`));
+  return false;
 }

@@ -4,7 +4,7 @@
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { RateDecision, RateLimit } from '../http/rate-limit.ts';
-import type { RedisOutageLog } from './redis-outage-log.ts';
+import { redisReady, type RedisOutageLog } from './redis-outage-log.ts';
 
 const WINDOW_MS = 60_000;
 
@@ -50,11 +50,7 @@ export function createRedisRateLimit(o: {
   let seq = 0;
   return (key) => {
     if (o.perMinute <= 0) return { ok: true, retryAfterS: 0 };
-    // Disconnected: no promise and no wait; ioredis reconnects in the background.
-    if (o.redis.status !== 'ready') {
-      o.outage.failed(new Error(`Redis connection ${o.redis.status}`));
-      return o.fallback(key);
-    }
+    if (!redisReady(o.redis, o.outage)) return o.fallback(key);
     return o.redis.fhirAgentSlidingWindow(rateLimitKey(o.prefix, key), WINDOW_MS, o.perMinute, `${o.replicaId}:${seq++}`).then(
       ([admitted, waitUs]): RateDecision => {
         o.outage.succeeded();

@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import type { CachedToolResult, ToolResultCache } from '../agent/tool-result-cache.ts';
-import type { RedisOutageLog } from './redis-outage-log.ts';
+import { redisReady, type RedisOutageLog } from './redis-outage-log.ts';
 
 // KEYS[1]: the entry, KEYS[2]: the index (sorted set of entry keys by insertion order), KEYS[3]: the counter.
 // ARGV: value, ttl ms, max entries. Evicts the oldest entries past the bound, in one atomic step.
@@ -43,10 +43,7 @@ export function createRedisToolResultCache(o: {
   return {
     async get(id) {
       if (o.maxEntries <= 0) return undefined;
-      if (o.redis.status !== 'ready') {
-        o.outage.failed(new Error(`Redis connection ${o.redis.status}`));
-        return undefined;
-      }
+      if (!redisReady(o.redis, o.outage)) return undefined;
       try {
         const text = await o.redis.get(entryKey(id));
         o.outage.succeeded();
@@ -61,10 +58,7 @@ export function createRedisToolResultCache(o: {
     },
     async set(id, result) {
       if (o.maxEntries <= 0) return;
-      if (o.redis.status !== 'ready') {
-        o.outage.failed(new Error(`Redis connection ${o.redis.status}`));
-        return;
-      }
+      if (!redisReady(o.redis, o.outage)) return;
       try {
         await o.redis.fhirAgentSetBounded(entryKey(id), index, counter, JSON.stringify(result), o.ttlMs, o.maxEntries);
         o.outage.succeeded();
