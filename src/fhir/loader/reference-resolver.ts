@@ -108,13 +108,6 @@ export function createReferenceResolver({ client }: { client: FhirClient }): Ref
     return reference; // contained (#id) or an absolute URL to another server
   }
 
-  async function resolve(reference: string, local: LocalIndex, signal?: AbortSignal): Promise<string> {
-    const found = resolveLocally(reference, local);
-    if (found !== undefined) return found;
-    const [, resourceType, query] = CONDITIONAL.exec(reference)!;
-    return searchConditional(reference, resourceType, query, signal);
-  }
-
   function collect(node: unknown, out: Array<{ holder: Record<string, unknown> }>): void {
     if (Array.isArray(node)) {
       for (const item of node) collect(item, out);
@@ -148,7 +141,10 @@ export function createReferenceResolver({ client }: { client: FhirClient }): Ref
       await Promise.all(
         remote.map(async ({ holder }) => {
           try {
-            holder.reference = await resolve(holder.reference as string, local, signal);
+            // Only a conditional reference that no index knows is left to the server.
+            const reference = holder.reference as string;
+            const [, resourceType, query] = CONDITIONAL.exec(reference)!;
+            holder.reference = await searchConditional(reference, resourceType, query, signal);
           } catch (error) {
             problems.push((error as Error).message);
           }
