@@ -7,13 +7,13 @@
 //    delivered as native tool-call deltas, with the real FHIR tool definitions rendered into the prompt each turn.
 // The model is SmolLM2-135M (fetched from PyPI by scripts/fetch-smollm2.ts): mechanics, not quality.
 import { spawn } from 'node:child_process';
-import net from 'node:net';
 import { getLlama, LlamaChat, LlamaLogLevel } from 'node-llama-cpp';
 import OpenAI from 'openai';
 import { fetchSmolLm2 } from '../../scripts/fetch-smollm2.ts';
 import type { ChatParams, ModelUpstream, UpstreamDelta } from '../../src/upstream/model-upstream.ts';
 import { createPromptedToolsUpstream } from '../../src/upstream/prompted-tools/prompted-tools-upstream.ts';
 import { openAiToolDefinitions } from '../../tools/index.ts';
+import { freePort } from '../support/free-port.ts';
 import { startGateway } from '../support/gateway-harness.ts';
 import type { BenchRow, BenchSuite } from './bench-row.ts';
 import { percentile } from './latency.ts';
@@ -57,12 +57,7 @@ async function openDirect(modelPath: string) {
 
 /** `npm start` in a child process, as a deployment runs it: the client here does not share its event loop. */
 async function startGatewayProcess(modelPath: string): Promise<{ baseUrl: string; stop(): void }> {
-  const port = await new Promise<number>((resolve) => {
-    const probe = net.createServer().listen(0, '127.0.0.1', () => {
-      const p = (probe.address() as net.AddressInfo).port;
-      probe.close(() => resolve(p));
-    });
-  });
+  const port = await freePort();
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
     env: {
       ...process.env,
