@@ -4,6 +4,7 @@
 import type { Bundle } from '@medplum/fhirtypes';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { loadSyntheticEhrBundles } from '../fixtures/synthetic-ehr.ts';
+import pkg from '../package.json' with { type: 'json' };
 import { executeTool, openAiToolDefinitions } from '../tools/index.ts';
 import type { ServerTools } from './agent/tool-contract.ts';
 import type { AuditSink } from './audit/audit-trail.ts';
@@ -21,9 +22,6 @@ import { createTelemetry } from './telemetry/create-telemetry.ts';
 import { registerTelemetryHooks } from './telemetry/http-telemetry-hooks.ts';
 import { instrumentChat } from './telemetry/instrument-chat.ts';
 import { instrumentServerTools } from './telemetry/instrument-tool.ts';
-import { readFileSync } from 'node:fs';
-
-const PACKAGE_VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
 /** FHIR_SEED_DIR's folder of bundles or NDJSON, else the synthetic EHR of fixtures/. */
 function seedFrom(config: Config): () => Promise<Bundle[]> {
@@ -85,7 +83,7 @@ export async function composeGateway(opts: ComposeGatewayOptions): Promise<Compo
       plugins: [
         ...deps.plugins,
         async (app) => {
-          await app.register(openApiRoute, { modelId: config.MODEL_ID, version: PACKAGE_VERSION });
+          await app.register(openApiRoute, { modelId: config.MODEL_ID, version: pkg.version });
           if (telemetry.metrics) await app.register(metricsRoute, { registry: telemetry.metrics.registry, token: config.METRICS_TOKEN });
         },
         async (app) => {
