@@ -103,7 +103,7 @@ export function splitSearchValues(raw: string): string[] {
   return out;
 }
 
-function nonNegativeInt(raw: string, name: string): number {
+export function nonNegativeInt(raw: string, name: string): number {
   if (!/^\d{1,9}$/.test(raw)) fail(`Invalid ${name} value '${raw}': expected a non-negative integer`, name);
   return Number(raw);
 }

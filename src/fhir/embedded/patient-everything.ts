@@ -4,7 +4,7 @@
 import { OperationOutcomeError, badRequest, isResourceType, notFound } from '@medplum/core';
 import type { Bundle, BundleLink, Resource } from '@medplum/fhirtypes';
 import { normaliseReference } from './search-values.ts';
-import type { SearchLimits } from './parse-search-query.ts';
+import { nonNegativeInt, type SearchLimits } from './parse-search-query.ts';
 import type { ResourceStore } from './resource-store.ts';
 import { indexedParams } from './search-index-keys.ts';
 
@@ -32,9 +32,7 @@ function parseEverythingQuery(query: Query, limits: SearchLimits) {
   }
   const int = (name: string, fallback: number) => {
     const raw = single(query, name);
-    if (raw === undefined) return fallback;
-    if (!/^\d{1,9}$/.test(raw)) fail(`Invalid ${name} value '${raw}': expected a non-negative integer`, name);
-    return Number(raw);
+    return raw === undefined ? fallback : nonNegativeInt(raw, name);
   };
   const since = single(query, '_since');
   if (since !== undefined && !INSTANT.test(since)) fail(`Invalid _since value '${since}': expected an instant with a timezone`, '_since');
