@@ -71,8 +71,10 @@ export async function runCommand(args: RunArgs, io: RunIo): Promise<number> {
     throw new UsageError('--ehr seeds the embedded FHIR server; load an external one with npm run load -- --fhir-base-url URL DIR');
   }
   await preflight(args, io, fhirBaseUrl, headers);
+  // An external FHIR server: the one given, or the gateway's; none means the embedded store.
+  const externalFhirUrl = fhirBaseUrl || (gateway && args.baseUrl ? new URL('/fhir', args.baseUrl).href : undefined);
   const created = await createEnvironment({
-    fhirBaseUrl: fhirBaseUrl || (gateway && args.baseUrl ? new URL('/fhir', args.baseUrl).href : undefined),
+    fhirBaseUrl: externalFhirUrl,
     headers,
     loadEhr: args.loadEhr,
     // --ehr: any folder of bundles or NDJSON (e.g. the MIMIC-IV demo) instead of the dataset's own EHR.
@@ -86,7 +88,7 @@ export async function runCommand(args: RunArgs, io: RunIo): Promise<number> {
         createMedplumFhirClient(
           created.embedded
             ? { baseUrl: created.embedded.baseUrl, fetch: created.embedded.fetch }
-            : { baseUrl: environmentBaseUrl(fhirBaseUrl, gateway, args.baseUrl), headers, fetch: io.fetch },
+            : { baseUrl: externalFhirUrl!, headers, fetch: io.fetch },
         ),
         dataset.fhirAgentBench.filter((q) => scenarios.some((s) => s.id === q.questionId)),
       )
@@ -225,13 +227,6 @@ async function makeSolver(args: RunArgs, io: RunIo): Promise<Solver> {
     maxTokens: args.maxTokens,
     tools: args.mode === 'client-tools' ? { definitions: openAiToolDefinitions, execute: executeTool } : undefined,
   });
-}
-
-/** Where the environment's FHIR server is when it is not the embedded one. */
-function environmentBaseUrl(fhirBaseUrl: string | undefined, gateway: boolean, baseUrl: string | undefined): string {
-  const url = fhirBaseUrl || (gateway && baseUrl ? new URL('/fhir', baseUrl).href : undefined);
-  if (!url) throw new UsageError('no FHIR server: give --fhir-base-url');
-  return url;
 }
 
 /** Every endpoint the run will call answers (any HTTP status but 401/403), checked in parallel, in about 5 s at worst. */
