@@ -124,6 +124,19 @@ function pageLink(baseUrl: string, query: SearchQuery, relation: string, offset:
   return { relation, url: `${baseUrl}/${query.resourceType}?${params}` };
 }
 
+/** self, first, and next/previous where there are such pages, for a page at `offset` of `count` among `total`. */
+export function pageLinks(
+  offset: number,
+  count: number,
+  total: number,
+  link: (relation: string, offset: number) => BundleLink,
+): BundleLink[] {
+  const links = [link('self', offset), link('first', 0)];
+  if (count > 0 && offset + count < total) links.push(link('next', offset + count));
+  if (offset > 0) links.push(link('previous', Math.max(0, offset - count)));
+  return links;
+}
+
 export function executeSearch(store: ResourceStore, query: SearchQuery, baseUrl: string): Bundle {
   const matches: Stored[] = [];
   for (const resource of candidates(store, query)) {
@@ -137,10 +150,7 @@ export function executeSearch(store: ResourceStore, query: SearchQuery, baseUrl:
   }
   const { offset, count } = query;
   const page = sortResources(matches, query.sort).slice(offset, offset + count);
-  const link = [pageLink(baseUrl, query, 'self', offset), pageLink(baseUrl, query, 'first', 0)];
-  if (offset + count < matches.length && count > 0) link.push(pageLink(baseUrl, query, 'next', offset + count));
-  if (offset > 0) link.push(pageLink(baseUrl, query, 'previous', Math.max(0, offset - count)));
-  bundle.link = link;
+  bundle.link = pageLinks(offset, count, matches.length, (relation, at) => pageLink(baseUrl, query, relation, at));
   const entries = [
     ...page.map((r) => ({
       fullUrl: `${baseUrl}/${r.resourceType}/${r.id}`,

@@ -3,6 +3,7 @@
 // (Medication, Location, Organization…), as HAPI does. Paged with _count/_offset links; _since and _type filter.
 import { OperationOutcomeError, badRequest, isResourceType, notFound } from '@medplum/core';
 import type { Bundle, BundleLink, Resource } from '@medplum/fhirtypes';
+import { pageLinks } from './execute-search.ts';
 import { normaliseReference } from './search-values.ts';
 import { nonNegativeInt, type SearchLimits } from './parse-search-query.ts';
 import type { ResourceStore } from './resource-store.ts';
@@ -113,9 +114,7 @@ export function patientEverything(store: ResourceStore, opts: { id: string; quer
     if (types) params.set('_type', types);
     return { relation, url: `${base}?${params}` };
   };
-  const links = [link('self', q.offset), link('first', 0)];
-  if (q.count > 0 && q.offset + q.count < all.length) links.push(link('next', q.offset + q.count));
-  if (q.offset > 0) links.push(link('previous', Math.max(0, q.offset - q.count)));
+  const links = pageLinks(q.offset, q.count, all.length, link);
   const page = all.slice(q.offset, q.offset + q.count);
   return {
     resourceType: 'Bundle',
