@@ -80,6 +80,7 @@ export function createAgentUpstream(opts: AgentUpstreamOptions): ModelUpstream {
     const results = caller ? scopedCache(cache, caller.cacheScope) : cache;
     // Cache writes run beside the loop; the answer waits for them, so a follow-up on any replica finds them.
     const writes: Array<Promise<void>> = [];
+    const writesEnabled = caller?.writesEnabled ?? opts.writesEnabled;
     const loop: AgentLoopOptions = {
       ...base,
       params,
@@ -88,8 +89,9 @@ export function createAgentUpstream(opts: AgentUpstreamOptions): ModelUpstream {
       executeTool,
       fhir: opts.fhir,
       fhirForTool: caller?.fhirForTool,
-      writesEnabled: caller?.writesEnabled ?? opts.writesEnabled,
-      idempotencyScope: conversationScope(caller?.cacheScope ?? '', params.messages),
+      writesEnabled,
+      // Only write tools read it, and they refuse while writes are off: no hash of every user message then.
+      idempotencyScope: writesEnabled ? conversationScope(caller?.cacheScope ?? '', params.messages) : undefined,
       limits: opts.limits,
       signal,
       onExecuted: (e) =>
