@@ -29,7 +29,7 @@ export async function fillServerToolResults(o: FillOptions): Promise<FillResult>
   if (gaps.length === 0) return { messages: o.messages, filled: [], executed: [] };
 
   const contents = new Map<string, string>();
-  const filled: Array<{ tool_call_id: string; source: 'cache' | 'executed' | 'skipped' }> = [];
+  const filled: FillResult['filled'] = [];
   const misses: ToolCall[] = [];
   // All at once: with a shared cache (Redis) each lookup is a round trip.
   const hits = await Promise.all(gaps.map(({ call }) => o.cache.get(call.id)));
