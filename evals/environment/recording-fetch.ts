@@ -16,33 +16,31 @@ export function recordingFetch(inner: typeof fetch): RecordingFetch {
   const wrapped: typeof fetch = async (input, init) => {
     const res = await inner(input, init);
     const method = (init?.method ?? (input instanceof Request ? input.method : 'GET')).toUpperCase();
-    if ((method === 'POST' || method === 'PUT' || method === 'PATCH') && res.ok) {
-      try {
-        const body = (await res.clone().json()) as Resource | undefined;
-        if (body?.resourceType === 'Bundle') {
-          for (const e of (body as { entry?: Array<{ resource?: Resource }> }).entry ?? []) record(e.resource);
-        } else record(body);
-      } catch {
-        // a write without a JSON body (return=minimal) cannot be graded from here; the snapshot diff covers it
-      }
-    }
-    if (method === 'GET' && res.ok) {
-      try {
-        const body = (await res.clone().json()) as Resource | undefined;
-        if (body?.resourceType === 'Bundle') {
-          for (const e of (body as { entry?: Array<{ resource?: Resource }> }).entry ?? []) remember(e.resource);
-        } else remember(body);
-      } catch {
-        // not JSON: nothing was retrieved
+    const write = method === 'POST' || method === 'PUT' || method === 'PATCH';
+    if (res.ok && (write || method === 'GET')) {
+      for (const r of await returnedResources(res)) {
+        if (write) written.set(`${r.resourceType}/${r.id}`, r);
+        else read.add(`${r.resourceType}/${r.id}`);
       }
     }
     return res;
   };
-  function remember(r: Resource | undefined) {
-    if (r?.resourceType && r.id && r.resourceType !== 'OperationOutcome') read.add(`${r.resourceType}/${r.id}`);
-  }
-  function record(r: Resource | undefined) {
-    if (r?.resourceType && r.id && r.resourceType !== 'OperationOutcome') written.set(`${r.resourceType}/${r.id}`, r);
-  }
   return { fetch: wrapped, writes: () => [...written.values()], reads: () => [...read] };
+}
+
+/**
+ * The resources a JSON answer carries (a Bundle's entries, or the resource itself), OperationOutcomes aside. None
+ * when the body is not JSON: a write without one (return=minimal) cannot be graded from here, the snapshot diff
+ * covers it; a read without one retrieved nothing.
+ */
+async function returnedResources(res: Response): Promise<Resource[]> {
+  let body: Resource | undefined;
+  try {
+    body = (await res.clone().json()) as Resource | undefined;
+  } catch {
+    return [];
+  }
+  const all =
+    body?.resourceType === 'Bundle' ? ((body as { entry?: Array<{ resource?: Resource }> }).entry ?? []).map((e) => e.resource) : [body];
+  return all.filter((r): r is Resource => Boolean(r?.resourceType && r.id && r.resourceType !== 'OperationOutcome'));
 }
