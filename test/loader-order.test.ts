@@ -11,16 +11,7 @@ import { FhirError, type FhirClient } from '../src/fhir/fhir-client.ts';
 import type { RawEntry } from '../src/fhir/loader/input-schemas.ts';
 import { loadFhirFiles } from '../src/fhir/loader/load-fhir-files.ts';
 import { planResourceOrder } from '../src/fhir/loader/plan-resource-order.ts';
-
-function references(node: unknown, out: string[] = []): string[] {
-  if (Array.isArray(node)) node.forEach((n) => references(n, out));
-  else if (node && typeof node === 'object')
-    for (const [k, v] of Object.entries(node)) {
-      if (k === 'reference' && typeof v === 'string') out.push(v);
-      else references(v, out);
-    }
-  return out;
-}
+import { references } from './support/fhir-references.ts';
 
 /** A server that refuses, like HAPI (HAPI-1094), any reference to a resource it does not hold. */
 function strictServer() {

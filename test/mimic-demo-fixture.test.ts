@@ -7,21 +7,12 @@ import { gunzipSync } from 'node:zlib';
 import type { Observation, Resource } from '@medplum/fhirtypes';
 import { describe, expect, it } from 'vitest';
 import { generateMimicDemo, MIMIC_FILES, writeMimicDemo } from '../fixtures/mimic/generate-mimic-demo.ts';
+import { references } from './support/fhir-references.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const demo = generateMimicDemo({ patients: 5 });
 const all = [...demo.values()].flat();
 const byKey = new Map(all.map((r) => [`${r.resourceType}/${r.id}`, r]));
-
-function references(value: unknown, out: string[] = []): string[] {
-  if (Array.isArray(value)) value.forEach((v) => references(v, out));
-  else if (value && typeof value === 'object')
-    for (const [k, v] of Object.entries(value)) {
-      if (k === 'reference' && typeof v === 'string') out.push(v);
-      else references(v, out);
-    }
-  return out;
-}
 
 describe('generateMimicDemo', () => {
   it('is deterministic for a seed and differs across seeds', () => {
