@@ -7,15 +7,12 @@ import { answerCells, impliesNoAnswer } from '../fhir-agentbench/answer-kind.ts'
 import { JUDGE_PROMPT_SHA256, JUDGE_PROMPT_VERSION, judgePrompt } from '../fhir-agentbench/judge-prompt.ts';
 import { agentBenchQuestionOf } from './agentbench-rubric-scorer.ts';
 import { showAnswer } from './answer-text.ts';
-import type { JudgeOptions } from './model-graded-scorer.ts';
+import { askJudge, type JudgeOptions } from './model-graded-scorer.ts';
 
 /** The benchmark re-asks until it gets 0 or 1; we ask at most this many times, then record a judge error. */
 const ATTEMPTS = 2;
-/** Room for a reasoning model's thinking before its 0/1 (a thinking judge cut short gives no grade). */
-const MAX_TOKENS = 1024;
 
 export function agentBenchJudgeScorer(judge: JudgeOptions): Scorer {
-  const doFetch = judge.fetch ?? fetch;
   return {
     name: 'agentbench_judge',
     args: { model: judge.model, baseUrl: judge.baseUrl, prompt: JUDGE_PROMPT_VERSION, promptSha256: JUDGE_PROMPT_SHA256 },
@@ -33,37 +30,22 @@ export function agentBenchJudgeScorer(judge: JudgeOptions): Scorer {
       const prompt = judgePrompt({ question: q.question, trueAnswer: noAnswer ? 'no answer' : q.trueAnswerText, modelAnswer: shown });
       let last = '';
       for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
-        try {
-          const res = await doFetch(`${judge.baseUrl.replace(/\/$/, '')}/chat/completions`, {
-            method: 'POST',
-            headers: { 'content-type': 'application/json', ...(judge.apiKey ? { authorization: `Bearer ${judge.apiKey}` } : {}) },
-            body: JSON.stringify({
-              model: judge.model,
-              messages: [{ role: 'user', content: prompt }],
-              temperature: 0,
-              max_tokens: MAX_TOKENS,
-            }),
-            signal: AbortSignal.timeout(judge.timeoutMs ?? 120_000),
-          });
-          if (!res.ok) {
-            last = `judge HTTP ${res.status}`;
-            continue;
-          }
-          const body = (await res.json()) as { choices?: Array<{ message?: { content?: string | null } }> };
-          last = (body.choices?.[0]?.message?.content ?? '').trim();
-          const grade = gradeOf(last);
-          if (grade) {
-            return {
-              value: Number(grade),
-              answer: shown,
-              explanation: `judge: ${grade}`,
-              metadata: { judged: true, judge: judge.model, attempt },
-            };
-          }
-          last = `judge gave no 0/1: ${JSON.stringify(last.slice(0, 120))}`;
-        } catch (err) {
-          last = `judge failed: ${(err as Error).message}`;
+        const reply = await askJudge(judge, prompt);
+        if ('error' in reply) {
+          last = reply.error;
+          continue;
         }
+        last = reply.text.trim();
+        const grade = gradeOf(last);
+        if (grade) {
+          return {
+            value: Number(grade),
+            answer: shown,
+            explanation: `judge: ${grade}`,
+            metadata: { judged: true, judge: judge.model, attempt },
+          };
+        }
+        last = `judge gave no 0/1: ${JSON.stringify(last.slice(0, 120))}`;
       }
       return { value: 0, answer: shown, explanation: last, metadata: { judged: true, judgeError: true } };
     },

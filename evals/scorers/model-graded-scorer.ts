@@ -10,8 +10,24 @@ export interface JudgeOptions {
   timeoutMs?: number;
 }
 
+/** One judge request (temperature 0, room for a reasoning model's thinking): the reply, or why there is none. */
+export async function askJudge(judge: JudgeOptions, prompt: string): Promise<{ text: string } | { error: string }> {
+  try {
+    const res = await (judge.fetch ?? fetch)(`${judge.baseUrl.replace(/\/$/, '')}/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...(judge.apiKey ? { authorization: `Bearer ${judge.apiKey}` } : {}) },
+      body: JSON.stringify({ model: judge.model, messages: [{ role: 'user', content: prompt }], temperature: 0, max_tokens: 1024 }),
+      signal: AbortSignal.timeout(judge.timeoutMs ?? 120_000),
+    });
+    if (!res.ok) return { error: `judge HTTP ${res.status}` };
+    const body = (await res.json()) as { choices?: Array<{ message?: { content?: string | null } }> };
+    return { text: body.choices?.[0]?.message?.content ?? '' };
+  } catch (err) {
+    return { error: `judge failed: ${(err as Error).message}` };
+  }
+}
+
 export function modelGradedScorer(judge: JudgeOptions): Scorer {
-  const doFetch = judge.fetch ?? fetch;
   return {
     name: 'model_graded',
     args: { model: judge.model, baseUrl: judge.baseUrl },
@@ -28,26 +44,15 @@ export function modelGradedScorer(judge: JudgeOptions): Scorer {
       ]
         .filter(Boolean)
         .join('\n\n');
-      try {
-        const res = await doFetch(`${judge.baseUrl.replace(/\/$/, '')}/chat/completions`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', ...(judge.apiKey ? { authorization: `Bearer ${judge.apiKey}` } : {}) },
-          body: JSON.stringify({ model: judge.model, messages: [{ role: 'user', content: prompt }], temperature: 0, max_tokens: 1024 }),
-          signal: AbortSignal.timeout(judge.timeoutMs ?? 120_000),
-        });
-        if (!res.ok) return { value: 0, answer: shown, explanation: `judge HTTP ${res.status}`, metadata: { judgeError: true } };
-        const body = (await res.json()) as { choices?: Array<{ message?: { content?: string | null } }> };
-        const text = body.choices?.[0]?.message?.content ?? '';
-        const grade = /GRADE:\s*([CI])\b/.exec(text)?.[1];
-        return {
-          value: grade === 'C' ? 1 : 0,
-          answer: shown,
-          explanation: grade ? text.slice(-600) : `judge gave no grade: ${text.slice(0, 200)}`,
-          metadata: { judge: judge.model },
-        };
-      } catch (err) {
-        return { value: 0, answer: shown, explanation: `judge failed: ${(err as Error).message}`, metadata: { judgeError: true } };
-      }
+      const reply = await askJudge(judge, prompt);
+      if ('error' in reply) return { value: 0, answer: shown, explanation: reply.error, metadata: { judgeError: true } };
+      const grade = /GRADE:\s*([CI])\b/.exec(reply.text)?.[1];
+      return {
+        value: grade === 'C' ? 1 : 0,
+        answer: shown,
+        explanation: grade ? reply.text.slice(-600) : `judge gave no grade: ${reply.text.slice(0, 200)}`,
+        metadata: { judge: judge.model },
+      };
     },
   };
 }
