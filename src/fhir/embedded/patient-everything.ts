@@ -3,6 +3,7 @@
 // (Medication, Location, Organization…), as HAPI does. Paged with _count/_offset links; _since and _type filter.
 import { OperationOutcomeError, badRequest, isResourceType, notFound } from '@medplum/core';
 import type { Bundle, BundleLink, Resource } from '@medplum/fhirtypes';
+import { collectReferences } from '../collect-references.ts';
 import { pageLinks } from './execute-search.ts';
 import { normaliseReference } from './search-values.ts';
 import { nonNegativeInt, type SearchLimits } from './parse-search-query.ts';
@@ -50,18 +51,6 @@ function parseEverythingQuery(query: Query, limits: SearchLimits) {
   };
 }
 
-/** Every `Type/id` reference in a resource (any depth). */
-function referencesIn(value: unknown, out: string[] = []): string[] {
-  if (Array.isArray(value)) for (const v of value) referencesIn(v, out);
-  else if (value && typeof value === 'object') {
-    for (const [k, v] of Object.entries(value)) {
-      if (k === 'reference' && typeof v === 'string') out.push(normaliseReference(v));
-      else if (typeof v === 'object') referencesIn(v, out);
-    }
-  }
-  return out;
-}
-
 function everythingOf(store: ResourceStore, patient: Stored, keep: (r: Stored) => boolean): Stored[] {
   const target = `Patient/${patient.id}`;
   const seen = new Set([target]);
@@ -82,7 +71,7 @@ function everythingOf(store: ResourceStore, patient: Stored, keep: (r: Stored) =
   }
   const referenced: Stored[] = [];
   for (const r of members) {
-    for (const ref of referencesIn(r)) {
+    for (const ref of collectReferences(r).map(normaliseReference)) {
       if (seen.has(ref)) continue;
       seen.add(ref);
       const [type, id] = ref.split('/');

@@ -2,6 +2,7 @@
 // nothing: MIMIC's `MimicCondition.ndjson.gz` names no type). Each resource loads after what it references, so
 // servers with referential integrity (HAPI) accept it; resources that reference each other in a cycle (MIMIC's
 // microbiology: test → organism → susceptibility → organism) form one group, always sent whole inside one transaction.
+import { collectReferences } from '../collect-references.ts';
 import type { RawEntry } from './input-schemas.ts';
 import { chooseId } from './prepare-entries.ts';
 import { stableId } from './stable-id.ts';
@@ -21,20 +22,6 @@ export interface OrderLevel {
 
 const RELATIVE = /^([A-Z][A-Za-z]+)\/([^/?#]+)(\/_history\/[^/?#]+)?$/;
 const CONDITIONAL_IDENTIFIER = /^([A-Z][A-Za-z]+)\?identifier=([^&]+)$/;
-
-function collectReferences(node: unknown, out: string[]): void {
-  if (Array.isArray(node)) {
-    for (const item of node) collectReferences(item, out);
-  } else if (node && typeof node === 'object') {
-    // for-in over parsed JSON (own, enumerable keys only): no array of pairs per object, on every resource.
-    const record = node as Record<string, unknown>;
-    for (const k in record) {
-      const v = record[k];
-      if (k === 'reference' && typeof v === 'string') out.push(v);
-      else if (v && typeof v === 'object') collectReferences(v, out);
-    }
-  }
-}
 
 function identifierKeys(resourceType: string, identifier: unknown): string[] {
   if (!Array.isArray(identifier)) return [];
