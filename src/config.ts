@@ -210,10 +210,11 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   }
   const parsed = out as Parsed;
   const keys = parsed.API_KEYS ?? [];
-  const apiKeys = [
-    ...keys.map((key, i) => ({ sha256: sha256Of(key), access: plainKeyAccess(`API_KEYS#${i + 1}`, { writes: parsed.FHIR_WRITE_TOOLS }) })),
-    ...readApiKeysFile(parsed.API_KEYS_FILE, keys),
-  ];
+  const plain = keys.map((key, i) => ({
+    sha256: sha256Of(key),
+    access: plainKeyAccess(`API_KEYS#${i + 1}`, { writes: parsed.FHIR_WRITE_TOOLS }),
+  }));
+  const apiKeys = [...plain, ...readApiKeysFile(parsed.API_KEYS_FILE, plain)];
   if (apiKeys.length === 0 && !isLoopbackHost(parsed.HOST)) {
     throw new ConfigError(`invalid API_KEYS: required when HOST=${parsed.HOST} is not a loopback address`);
   }
@@ -222,7 +223,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   return { ...parsed, API_KEYS: keys, apiKeys, auditSink: authEnabled ? (parsed.AUDIT_SINK ?? 'file') : 'off', upstreamModel, authEnabled };
 }
 
-function readApiKeysFile(path: string | undefined, plainKeys: string[]): ApiKeyEntry[] {
+function readApiKeysFile(path: string | undefined, plain: ApiKeyEntry[]): ApiKeyEntry[] {
   if (path === undefined) return [];
   const fail = (why: string) => new ConfigError(`invalid API_KEYS_FILE=${JSON.stringify(path)}: ${why}`);
   let text: string;
@@ -237,8 +238,7 @@ function readApiKeysFile(path: string | undefined, plainKeys: string[]): ApiKeyE
   } catch (err) {
     throw fail((err as Error).message);
   }
-  const plain = plainKeys.map(sha256Of);
-  const twice = entries.find((e) => plain.some((p) => p.equals(e.sha256)));
+  const twice = entries.find((e) => plain.some((p) => p.sha256.equals(e.sha256)));
   if (twice) throw fail(`key ${twice.access.id} is also in API_KEYS`);
   return entries;
 }
