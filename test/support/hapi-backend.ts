@@ -6,6 +6,7 @@ import { existsSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
+import { killGroup } from './kill-group.ts';
 
 /** Same major as docker-compose.yml; test/hapi/pom.xml pins the matching HAPI library version. */
 const HAPI_IMAGE = 'hapiproject/hapi:v8.8.0-1';
@@ -212,14 +213,6 @@ function killOnExit(child: ChildProcess, group: boolean): () => void {
   const kill = () => (group ? killGroup(child, 'SIGKILL') : child.kill('SIGKILL'));
   process.once('exit', kill);
   return () => process.off('exit', kill);
-}
-
-function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
-  try {
-    if (child.pid) process.kill(-child.pid, signal);
-  } catch {
-    // Already gone.
-  }
 }
 
 /** Keeps the last lines of a child's output for error messages, and drains the pipes so it never blocks. */

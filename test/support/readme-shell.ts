@@ -7,6 +7,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { connect } from 'node:net';
 import { freePort } from './free-port.ts';
+import { killGroup } from './kill-group.ts';
 
 export interface ShellResult {
   stdout: string;
@@ -119,14 +120,6 @@ export class ReadmeShell {
 
   async close(): Promise<void> {
     await Promise.all(this.servers.map((s) => stop(s.child)));
-  }
-}
-
-function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
-  try {
-    process.kill(-child.pid!, signal);
-  } catch {
-    // Already gone.
   }
 }
 
