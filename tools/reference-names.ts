@@ -61,26 +61,32 @@ function nameOf(r: Resource, names: ReferenceNames): string | undefined {
   }
 }
 
-async function readMissing(wanted: Set<string>, known: Map<string, Resource>, ctx: ToolContext): Promise<void> {
+/** `Type/id` references grouped by type (first seen first), in chunks of at most `size` ids: one `_id` search each. */
+export function idChunks(refs: Iterable<string>, size: number): Array<{ type: string; ids: string[] }> {
   const byType = new Map<string, string[]>();
-  for (const ref of wanted) {
-    if (known.has(ref)) continue;
+  for (const ref of refs) {
     const [type, id] = ref.split('/');
-    byType.set(type, [...(byType.get(type) ?? []), id]);
+    const ids = byType.get(type);
+    if (ids) ids.push(id);
+    else byType.set(type, [id]);
   }
-  for (const [type, ids] of byType) {
-    for (let i = 0; i < ids.length; i += BATCH) {
-      const chunk = ids.slice(i, i + BATCH);
-      try {
-        const found = await ctx.fhir.searchResources(
-          type,
-          { _id: chunk.join(','), _count: chunk.length },
-          { signal: ctx.signal, onTrace: ctx.onTrace, maxResults: chunk.length },
-        );
-        for (const r of found.resources) known.set(keyOf(r), r);
-      } catch {
-        // Names are a nicety; the references stay.
-      }
+  const chunks: Array<{ type: string; ids: string[] }> = [];
+  for (const [type, ids] of byType) for (let i = 0; i < ids.length; i += size) chunks.push({ type, ids: ids.slice(i, i + size) });
+  return chunks;
+}
+
+async function readMissing(wanted: Set<string>, known: Map<string, Resource>, ctx: ToolContext): Promise<void> {
+  const missing = [...wanted].filter((ref) => !known.has(ref));
+  for (const { type, ids } of idChunks(missing, BATCH)) {
+    try {
+      const found = await ctx.fhir.searchResources(
+        type,
+        { _id: ids.join(','), _count: ids.length },
+        { signal: ctx.signal, onTrace: ctx.onTrace, maxResults: ids.length },
+      );
+      for (const r of found.resources) known.set(keyOf(r), r);
+    } catch {
+      // Names are a nicety; the references stay.
     }
   }
 }

@@ -2,6 +2,7 @@
 // others cannot be answered from that server, so they are reported as "data missing" and left out of the run,
 // never counted as failed. One `_id` search per type and chunk, so 10k gold ids cost a few hundred requests.
 import type { FhirClient } from '../../src/fhir/fhir-client.ts';
+import { idChunks } from '../../tools/reference-names.ts';
 import { goldReferences, type AgentBenchQuestion } from './agentbench-question.ts';
 
 export interface GoldDataCheck {
@@ -21,19 +22,8 @@ export async function checkGoldData(
   questions: readonly AgentBenchQuestion[],
   opts: { concurrency?: number } = {},
 ): Promise<GoldDataCheck> {
-  const needed = new Map<string, Set<string>>();
-  for (const q of questions) {
-    for (const ref of [`Patient/${q.patientFhirId}`, ...goldReferences(q)]) {
-      const [type, id] = ref.split('/');
-      if (!needed.has(type)) needed.set(type, new Set());
-      needed.get(type)!.add(id);
-    }
-  }
-  const jobs: Array<{ type: string; ids: string[] }> = [];
-  for (const [type, ids] of needed) {
-    const list = [...ids];
-    for (let i = 0; i < list.length; i += CHUNK) jobs.push({ type, ids: list.slice(i, i + CHUNK) });
-  }
+  const needed = new Set(questions.flatMap((q) => [`Patient/${q.patientFhirId}`, ...goldReferences(q)]));
+  const jobs = idChunks(needed, CHUNK);
   const found = new Set<string>();
   let next = 0;
   const worker = async () => {

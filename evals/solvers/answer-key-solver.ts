@@ -4,6 +4,7 @@
 import type { Solver, SolverOutput, ToolTraceEntry } from '../task.ts';
 import { goldReferences } from '../fhir-agentbench/agentbench-question.ts';
 import { agentBenchQuestionOf } from '../scorers/agentbench-rubric-scorer.ts';
+import { idChunks } from '../../tools/reference-names.ts';
 
 const CHUNK = 50;
 
@@ -16,31 +17,24 @@ export function answerKeySolver(): Solver {
       if (scenario.expected.kind !== 'fhir-agentbench')
         return { ...empty, error: 'the answer-key solver needs a FHIR-AgentBench question' };
       const q = agentBenchQuestionOf(scenario.metadata);
-      const byType = new Map<string, string[]>();
-      for (const ref of goldReferences(q)) {
-        const [type, id] = ref.split('/');
-        byType.set(type, [...(byType.get(type) ?? []), id]);
-      }
       const toolTrace: ToolTraceEntry[] = [];
-      for (const [type, ids] of byType) {
-        for (let i = 0; i < ids.length; i += CHUNK) {
-          const params = { _id: ids.slice(i, i + CHUNK).join(','), _count: CHUNK };
-          const started = performance.now();
-          let error: string | undefined;
-          try {
-            await fhir.searchResources(type, params, { maxResults: CHUNK, signal });
-          } catch (err) {
-            error = (err as Error).message;
-          }
-          toolTrace.push({
-            name: 'fhir_search',
-            arguments: JSON.stringify({ resourceType: type, ...params }),
-            ok: !error,
-            ...(error ? { error } : {}),
-            durationMs: Math.round(performance.now() - started),
-            via: 'reference',
-          });
+      for (const { type, ids } of idChunks(goldReferences(q), CHUNK)) {
+        const params = { _id: ids.join(','), _count: CHUNK };
+        const started = performance.now();
+        let error: string | undefined;
+        try {
+          await fhir.searchResources(type, params, { maxResults: CHUNK, signal });
+        } catch (err) {
+          error = (err as Error).message;
         }
+        toolTrace.push({
+          name: 'fhir_search',
+          arguments: JSON.stringify({ resourceType: type, ...params }),
+          ok: !error,
+          ...(error ? { error } : {}),
+          durationMs: Math.round(performance.now() - started),
+          via: 'reference',
+        });
       }
       return { ...empty, answer: q.trueAnswer, rawAnswer: q.trueAnswerText, toolTrace };
     },
