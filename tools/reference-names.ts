@@ -3,6 +3,7 @@
 // and otherwise from one batched `_id` search per type. Looking names up is a nicety: when it fails the results
 // keep their references and the tool still answers.
 import type { Medication, Resource } from '@medplum/fhirtypes';
+import { collectReferences } from '../src/fhir/collect-references.ts';
 import type { SearchResult } from '../src/fhir/fhir-client.ts';
 import type { ToolContext } from './tool.ts';
 
@@ -15,18 +16,10 @@ const keyOf = (r: Resource) => `${r.resourceType}/${r.id}`;
 /** Every `Type/id` reference of one of `types` anywhere in the resources (relative or absolute URLs). */
 function referencesTo(resources: unknown[], types: ReadonlySet<string>): Set<string> {
   const out = new Set<string>();
-  const walk = (v: unknown): void => {
-    if (Array.isArray(v)) v.forEach(walk);
-    else if (v && typeof v === 'object') {
-      for (const [k, x] of Object.entries(v)) {
-        if (k === 'reference' && typeof x === 'string') {
-          const m = /(?:^|\/)([A-Z][A-Za-z]+)\/([A-Za-z0-9\-.]{1,64})$/.exec(x);
-          if (m && types.has(m[1])) out.add(`${m[1]}/${m[2]}`);
-        } else if (typeof x === 'object') walk(x);
-      }
-    }
-  };
-  walk(resources);
+  for (const ref of collectReferences(resources)) {
+    const m = /(?:^|\/)([A-Z][A-Za-z]+)\/([A-Za-z0-9\-.]{1,64})$/.exec(ref);
+    if (m && types.has(m[1])) out.add(`${m[1]}/${m[2]}`);
+  }
   return out;
 }
 
