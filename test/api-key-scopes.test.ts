@@ -148,6 +148,42 @@ describe('/fhir: a patient-scoped key sees only its patients', () => {
     await expectForbidden(await fhir(key.ward, '?_type=Observation'), /search-system is not open to patient\/ scopes/);
   });
 
+  it('_include brings shared data (the Medication an order names), never another patient’s data', async () => {
+    const put = (path: string, body: object) => fhir(key.writer, path, { method: 'PUT', body: JSON.stringify(body) });
+    expect(
+      (await put('/Medication/med-scope', { resourceType: 'Medication', id: 'med-scope', code: { text: 'Heparin' } })).status,
+    ).toBeLessThan(300);
+    const order = (id: string, patient: string) => ({
+      resourceType: 'MedicationRequest',
+      id,
+      status: 'active',
+      intent: 'order',
+      subject: { reference: `Patient/${patient}` },
+      medicationReference: { reference: 'Medication/med-scope' },
+    });
+    expect((await put('/MedicationRequest/mr-scope-own', order('mr-scope-own', 'S1000002'))).status).toBeLessThan(300);
+    expect((await put('/MedicationRequest/mr-scope-other', order('mr-scope-other', 'S1000001'))).status).toBeLessThan(300);
+
+    const res = await fhir(key.ward, '/MedicationRequest?patient=S1000002&_id=mr-scope-own&_include=MedicationRequest:medication');
+    expect(res.status).toBe(200);
+    const page = await res.json();
+    expect(page.entry.map((e: any) => `${e.search.mode} ${e.resource.resourceType}/${e.resource.id}`)).toEqual([
+      'match MedicationRequest/mr-scope-own',
+      'include Medication/med-scope',
+    ]);
+    // Shared data is open through an include only: a read of it by id, or a search of its type, is not.
+    await expectForbidden(await fhir(key.ward, '/Medication/med-scope'), /not about one of the key's patients/);
+    // Going back from the Medication to every order that names it would show another patient's: refused.
+    await expectForbidden(await fhir(key.ward, '/Medication?_id=med-scope&_revinclude=MedicationRequest:medication'));
+    await expectForbidden(
+      await fhir(
+        key.ward,
+        '/MedicationRequest?patient=S1000002&_include=MedicationRequest:medication&_include:iterate=Medication:ingredient&_revinclude:iterate=MedicationRequest:medication',
+      ),
+      /not about one of the key's patients/,
+    );
+  });
+
   it('a key scoped to one type cannot reach others', async () => {
     expect((await fhir(key.obsReader, '/Observation?patient=S1000002')).status).toBe(200);
     await expectForbidden(await fhir(key.obsReader, '/Patient/S1000002'), /read on Patient/);

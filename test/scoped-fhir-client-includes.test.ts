@@ -1,6 +1,7 @@
 // Included resources through a key's scopes: a search with `_include` (search_medication_requests asks for the
 // Medications) keeps what the key may see and leaves out the rest, instead of refusing the whole search, and what it
-// keeps is audited as read. A patient-scoped key sees its patient's orders either way, as before includes existed.
+// keeps is audited as read. A patient-scoped key sees its patient's orders and the shared data they name (a
+// Medication is no patient's), never another patient's.
 import type { Resource } from '@medplum/fhirtypes';
 import { describe, expect, it } from 'vitest';
 import type { AuditFacts } from '../src/audit/audit-event.ts';
@@ -57,13 +58,26 @@ describe('scoped FHIR client: included resources', () => {
     expect(facts.at(-1)!.references).toEqual(expect.arrayContaining(['MedicationRequest/mr1', 'Medication/m1', 'Patient/p1']));
   });
 
-  it('a patient-scoped key keeps its orders; what is about no patient or another patient is left out', async () => {
+  it('a patient-scoped key keeps its orders and the shared Medication; another patient is left out', async () => {
     const { client, facts } = scoped([medication, ownPatient, otherPatient], access('patient/*.rs', ['p1']));
     const r = await client.searchResources('MedicationRequest', { patient: 'Patient/p1', _include: 'MedicationRequest:medication' });
     expect(r.resources.map((x) => x.id)).toEqual(['mr1']);
-    expect(r.included?.map((x) => `${x.resourceType}/${x.id}`)).toEqual(['Patient/p1']);
+    expect(r.included?.map((x) => `${x.resourceType}/${x.id}`)).toEqual(['Medication/m1', 'Patient/p1']);
     expect(facts.at(-1)!.status).toBe(200);
-    expect(facts.at(-1)!.references).not.toContain('Patient/p2');
+    expect(facts.at(-1)!.references).toEqual(['MedicationRequest/mr1', 'Medication/m1', 'Patient/p1']);
+  });
+
+  it('patient data of no listed patient stays out even when its type is scoped (an orphan Observation)', async () => {
+    const orphan: Resource = { resourceType: 'Observation', id: 'o1', status: 'final', code: { text: 'x' } };
+    const { client } = scoped([orphan, medication], access('patient/*.rs', ['p1']));
+    const r = await client.searchResources('MedicationRequest', { patient: 'Patient/p1', _include: 'MedicationRequest:medication' });
+    expect(r.included?.map((x) => `${x.resourceType}/${x.id}`)).toEqual(['Medication/m1']);
+  });
+
+  it('a patient-scoped key without a Medication scope does not get the Medication', async () => {
+    const { client } = scoped([medication], access('patient/MedicationRequest.rs', ['p1']));
+    const r = await client.searchResources('MedicationRequest', { patient: 'Patient/p1', _include: 'MedicationRequest:medication' });
+    expect(r.included).toBeUndefined();
   });
 
   it('a key without a Medication scope does not get Medications through an include', async () => {

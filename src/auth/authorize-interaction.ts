@@ -4,7 +4,7 @@
 import type { Resource } from '@medplum/fhirtypes';
 import type { FhirRequestInteraction } from './classify-fhir-request.ts';
 import { decideAccess, type KeyAccess } from './key-access.ts';
-import { patientIdsOf, searchPatientIds, withinPatients } from './patient-compartment.ts';
+import { isSharedType, patientIdsOf, searchPatientIds, withinPatients } from './patient-compartment.ts';
 import type { FhirInteraction } from './smart-scope.ts';
 
 export type Authorization =
@@ -72,4 +72,15 @@ export function unauthorizedResult(
       return `API key "${access.id}" may not see this ${r.resourceType}: it is not about one of the key's patients`;
   }
   return undefined;
+}
+
+/**
+ * Why a resource a search included (`_include`, `_revinclude`) may not be shown to this key. As for a match, except
+ * that a patient-scoped key sees shared data (a type that is no patient's, such as the Medication an order names)
+ * with the type's scope alone: the search itself was already held to the key's patients.
+ */
+export function unauthorizedInclude(access: KeyAccess, resource: Resource): string | undefined {
+  const d = decideAccess(access, 'read', resource.resourceType);
+  if (d.allowed && d.patients && isSharedType(resource.resourceType)) return undefined;
+  return unauthorizedResult(access, 'read', [resource]);
 }

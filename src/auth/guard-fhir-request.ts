@@ -7,7 +7,7 @@ import type { AuditFacts } from '../audit/audit-event.ts';
 import type { AuditTrail } from '../audit/audit-trail.ts';
 import type { EmbeddedFhirRequest, EmbeddedFhirResponse } from '../fhir/embedded/embedded-fhir-server.ts';
 import { withDiagnostics } from '../fhir/with-diagnostics.ts';
-import { authorizeInteraction, unauthorizedResult } from './authorize-interaction.ts';
+import { authorizeInteraction, unauthorizedInclude, unauthorizedResult } from './authorize-interaction.ts';
 import { classifyFhirRequest, type FhirRequestInteraction } from './classify-fhir-request.ts';
 import type { KeyAccess } from './key-access.ts';
 import { patientIdsOf, withinPatients } from './patient-compartment.ts';
@@ -35,6 +35,14 @@ function answered(body: unknown, i: FhirRequestInteraction): Resource[] {
   const entries = (body as Bundle).entry ?? [];
   return entries.flatMap((e, n) =>
     isResource(e.resource) && (!i.entries || i.entries[n]?.needs.every((x) => x === 'read' || x === 'search')) ? [e.resource] : [],
+  );
+}
+
+/** What a search answered only because of `_include`/`_revinclude` (search.mode "include"). */
+function includedOf(body: unknown): Set<Resource> {
+  if (!isResource(body) || body.resourceType !== 'Bundle' || (body as Bundle).type !== 'searchset') return new Set();
+  return new Set(
+    ((body as Bundle).entry ?? []).flatMap((e) => (e.search?.mode === 'include' && isResource(e.resource) ? [e.resource] : [])),
   );
 }
 
@@ -90,7 +98,11 @@ export async function guardFhirRequest(req: EmbeddedFhirRequest, o: GuardFhirReq
   const readsOnly =
     subtype === 'read' || subtype === 'vread' || subtype === 'history-instance' || subtype.startsWith('search') || i.entries;
   if (readsOnly && reads.length > 0) {
-    const why = unauthorizedResult(o.access, subtype.startsWith('search') ? 'search' : 'read', reads);
+    const included = subtype.startsWith('search') ? includedOf(res.body) : new Set<Resource>();
+    const matches = reads.filter((r) => !included.has(r));
+    const why =
+      (matches.length > 0 ? unauthorizedResult(o.access, subtype.startsWith('search') ? 'search' : 'read', matches) : undefined) ??
+      [...included].map((r) => unauthorizedInclude(o.access, r)).find(Boolean);
     if (why) return deny(why, touched, [...target, ...reads.map((r) => `${r.resourceType}/${r.id}`)]);
   }
   const references =

@@ -1,7 +1,9 @@
 // Which patients a resource or a search is about, for patient/ scopes. Deliberately narrower than FHIR's Patient
 // compartment: a resource belongs to a patient through its `subject` or `patient` reference only (a performer or
 // recorder does not make an Observation theirs), and a type with neither field is no patient's.
+import { tryGetDataType } from '@medplum/core';
 import type { Resource } from '@medplum/fhirtypes';
+import { ensureFhirDefinitions } from '../fhir/embedded/fhir-definitions.ts';
 
 const PATIENT_REF = /(?:^|\/)Patient\/([A-Za-z0-9\-.]{1,64})(?:\/_history\/[^/]+)?$/;
 const FHIR_ID = /^[A-Za-z0-9\-.]{1,64}$/;
@@ -45,4 +47,14 @@ export function searchPatientIds(resourceType: string, pairs: ReadonlyArray<read
     }
   }
   return ids.length > 0 ? [...new Set(ids)] : undefined;
+}
+
+/**
+ * True for a type that is never any patient's: its schema has neither `subject` nor `patient` (Medication,
+ * Location, Organization, Practitioner…). Unknown types are not shared.
+ */
+export function isSharedType(resourceType: string): boolean {
+  ensureFhirDefinitions();
+  const elements = tryGetDataType(resourceType)?.elements;
+  return elements !== undefined && !('subject' in elements) && !('patient' in elements) && resourceType !== 'Patient';
 }

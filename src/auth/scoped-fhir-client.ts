@@ -15,7 +15,7 @@ import {
   type SearchResult,
 } from '../fhir/fhir-client.ts';
 import { withDiagnostics } from '../fhir/with-diagnostics.ts';
-import { authorizeInteraction, unauthorizedResult } from './authorize-interaction.ts';
+import { authorizeInteraction, unauthorizedInclude, unauthorizedResult } from './authorize-interaction.ts';
 import { classifyFhirRequest, type FhirRequestInteraction } from './classify-fhir-request.ts';
 import type { KeyAccess } from './key-access.ts';
 import { patientIdsOf } from './patient-compartment.ts';
@@ -48,12 +48,12 @@ export function createScopedFhirClient({ fhir, access, audit, tool }: ScopedFhir
       ...f,
     });
 
-  /** Checks, runs and records one interaction; `results` says which answered resources were read. */
+  /** Checks, runs and records one interaction; `results` says which answered resources were read (and included). */
   async function run<T, O extends FhirCallOptions>(
     i: FhirRequestInteraction,
     options: O | undefined,
     send: (options: O) => Promise<T>,
-    results: (answer: T) => { read: Resource[]; written: Resource[] },
+    results: (answer: T) => { read: Resource[]; written: Resource[]; included?: Resource[] },
   ): Promise<T> {
     const auth = authorizeInteraction(access, i);
     const refuse = async (reason: string, patients: string[], references?: string[]) => {
@@ -70,10 +70,13 @@ export function createScopedFhirClient({ fhir, access, audit, tool }: ScopedFhir
       await record(i, { status: err instanceof FhirError ? err.status : undefined, patients: auth.requestedPatients });
       throw err;
     }
-    const { read, written } = results(answer);
-    const patients = [...new Set([...auth.requestedPatients, ...[...read, ...written].flatMap(patientIdsOf)])];
-    const references = [...read, ...written].map(refOf);
-    const why = read.length > 0 ? unauthorizedResult(access, i.subtype === 'search-type' ? 'search' : 'read', read) : undefined;
+    const { read, written, included = [] } = results(answer);
+    const touched = [...read, ...included, ...written];
+    const patients = [...new Set([...auth.requestedPatients, ...touched.flatMap(patientIdsOf)])];
+    const references = touched.map(refOf);
+    const why =
+      (read.length > 0 ? unauthorizedResult(access, i.subtype === 'search-type' ? 'search' : 'read', read) : undefined) ??
+      included.map((r) => unauthorizedInclude(access, r)).find(Boolean);
     if (why) throw await refuse(why, patients, references);
     await record(i, { status: status ?? 200, patients, references });
     return answer;
@@ -104,11 +107,11 @@ export function createScopedFhirClient({ fhir, access, audit, tool }: ScopedFhir
         async (o) => {
           const r = await fhir.searchResources<T>(resourceType, params, o);
           // Included resources only name what the matches point at: those the key may not see are left out rather
-          // than refusing the search (a Medication is about no patient, so a patient-scoped key would lose it all).
-          const included = r.included?.filter((x) => unauthorizedResult(access, 'read', [x]) === undefined);
+          // than refusing the search. Shared data (the Medication an order names) is open to a patient-scoped key.
+          const included = r.included?.filter((x) => unauthorizedInclude(access, x) === undefined);
           return { ...r, included: included?.length ? included : undefined } as SearchResult<T>;
         },
-        (r) => ({ read: [...r.resources, ...(r.included ?? [])], written: [] }),
+        (r) => ({ read: r.resources, included: r.included, written: [] }),
       );
     },
     createResource(resource, options) {

