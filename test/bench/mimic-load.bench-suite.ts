@@ -6,10 +6,14 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { writeMimicDemo } from '../../fixtures/mimic/generate-mimic-demo.ts';
+import { validateResource } from '@medplum/core';
+import type { Resource } from '@medplum/fhirtypes';
+import { generateMimicDemo, writeMimicDemo } from '../../fixtures/mimic/generate-mimic-demo.ts';
 import { createEmbeddedFhirServer } from '../../src/fhir/embedded/embedded-fhir-server.ts';
 import { loadFhirFiles } from '../../src/fhir/loader/load-fhir-files.ts';
 import { readEhrBundles } from '../../src/fhir/loader/read-ehr-bundles.ts';
+import { ensureFhirDefinitions } from '../../src/fhir/embedded/fhir-definitions.ts';
+import { validateFhirResource } from '../../src/fhir/embedded/validate-fhir-resource.mjs';
 import { createMedplumFhirClient } from '../../src/fhir/medplum-fhir-client.ts';
 import { startHapiBackend } from '../support/hapi-backend.ts';
 import type { BenchRow, BenchSuite } from './bench-row.ts';
@@ -17,6 +21,7 @@ import { startBenchChild } from './start-bench-child.ts';
 
 const PATIENTS = Number(process.env.BENCH_MIMIC_PATIENTS ?? 100);
 const HAPI_PATIENTS = Number(process.env.BENCH_MIMIC_HAPI_PATIENTS ?? 10);
+const VALIDATE_PATIENTS = Number(process.env.BENCH_MIMIC_VALIDATE_PATIENTS ?? 20);
 const GOAL_S = 20;
 const GOAL_RESOURCES = 152_000;
 
@@ -29,12 +34,49 @@ async function loadOverHttp(baseUrl: string, dir: string) {
   return { ms, resources: report.entries };
 }
 
+/** µs per resource of one pass of `validate` over `resources`. */
+function validationCost(validate: (r: Resource) => unknown, resources: Resource[]): number {
+  const started = performance.now();
+  for (const r of resources) validate(r);
+  return ((performance.now() - started) * 1000) / resources.length;
+}
+
+/** The embedded server's validator against Medplum's validateResource, in this thread, rounds alternating. */
+function validationRows(s: string): BenchRow[] {
+  ensureFhirDefinitions();
+  const resources = [...generateMimicDemo({ patients: VALIDATE_PATIENTS }).values()].flat();
+  let medplum = Infinity;
+  let ours = Infinity;
+  for (let round = 0; round < 3; round++) {
+    medplum = Math.min(medplum, validationCost(validateResource, resources));
+    ours = Math.min(ours, validationCost(validateFhirResource, resources));
+  }
+  const n = resources.length;
+  return [
+    {
+      suite: s,
+      case: `Medplum validateResource, ${n} MIMIC-shaped resources, one thread (baseline)`,
+      metric: 'µs/resource',
+      value: medplum,
+    },
+    {
+      suite: s,
+      case: `validateFhirResource (the embedded server's validator, same results), ${n} resources`,
+      metric: 'µs/resource',
+      value: ours,
+      baselineName: 'Medplum',
+      baseline: medplum,
+      ratio: ours / medplum,
+    },
+  ];
+}
+
 const suite: BenchSuite = {
   name: 'mimic-load',
   async run() {
     const s = 'mimic-load';
     const dir = await mkdtemp(join(tmpdir(), 'bench-mimic-'));
-    const rows: BenchRow[] = [];
+    const rows: BenchRow[] = validationRows(s);
     try {
       await writeMimicDemo(join(dir, 'full'), { patients: PATIENTS });
 
