@@ -1,7 +1,9 @@
 // Bulk load throughput on MIMIC-shaped NDJSON (generated at the demo's scale, fixtures/mimic): the loader over
 // HTTP into the embedded server as `npm start` serves it (a child process, as `npm run load` and `npm start` are
 // two), against seeding the same files through the library (no HTTP, no validation) in the same run; and into HAPI
-// at a smaller scale (BENCH_MIMIC_HAPI_PATIENTS, default 10: HAPI takes minutes per ten thousand resources here).
+// at a smaller scale (BENCH_MIMIC_HAPI_PATIENTS, default 10: HAPI takes minutes per ten thousand resources here;
+// 100 is the full scale, about 24 minutes). Each load must end with 0 failures and every type total equal to the
+// NDJSON count. Also: the embedded server's validator against Medplum's validateResource, CPU per resource.
 // Issue 11's goal: the demo's ~152k resources over HTTP in under 20 s.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -16,6 +18,7 @@ import { ensureFhirDefinitions } from '../../src/fhir/embedded/fhir-definitions.
 import { validateFhirResource } from '../../src/fhir/embedded/validate-fhir-resource.mjs';
 import { createMedplumFhirClient } from '../../src/fhir/medplum-fhir-client.ts';
 import { startHapiBackend } from '../support/hapi-backend.ts';
+import { ndjsonCounts, serverTotals } from '../support/mimic-load-contract.ts';
 import type { BenchRow, BenchSuite } from './bench-row.ts';
 import { startBenchChild } from './start-bench-child.ts';
 
@@ -25,12 +28,18 @@ const VALIDATE_PATIENTS = Number(process.env.BENCH_MIMIC_VALIDATE_PATIENTS ?? 20
 const GOAL_S = 20;
 const GOAL_RESOURCES = 152_000;
 
+/** Loads `dir` over HTTP; throws unless it loaded with 0 errors and every type's total equals the NDJSON's count. */
 async function loadOverHttp(baseUrl: string, dir: string) {
   const client = createMedplumFhirClient({ baseUrl, headers: { Prefer: 'return=OperationOutcome' }, timeoutMs: 600_000, retries: 0 });
   const started = performance.now();
   const report = await loadFhirFiles({ client, files: [dir], concurrency: 4, chunkSize: 500 });
   const ms = performance.now() - started;
   if (report.errors.length) throw new Error(`${report.errors.length} load errors, first: ${JSON.stringify(report.errors[0])}`);
+  const { counts } = await ndjsonCounts(dir);
+  const totals = await serverTotals(client, Object.keys(counts));
+  const wrong = Object.keys(counts).filter((t) => totals[t] !== counts[t]);
+  if (wrong.length)
+    throw new Error(`type totals differ from the NDJSON: ${wrong.map((t) => `${t} ${totals[t]} ≠ ${counts[t]}`).join(', ')}`);
   return { ms, resources: report.entries };
 }
 
@@ -107,7 +116,7 @@ const suite: BenchSuite = {
         { suite: s, case: `library seed (readEhrBundles + loadBundles), ${total} resources`, metric: 'resources/s', value: libRate },
         {
           suite: s,
-          case: `npm run load over HTTP into the embedded server (npm start), ${http.resources} resources, ${(http.ms / 1000).toFixed(1)} s`,
+          case: `npm run load over HTTP into the embedded server (npm start), ${http.resources} resources, ${(http.ms / 1000).toFixed(1)} s, 0 failures, type totals = NDJSON`,
           metric: 'resources/s',
           value: httpRate,
           baselineName: 'library',
@@ -129,7 +138,7 @@ const suite: BenchSuite = {
         const rate = loaded.resources / (loaded.ms / 1000);
         rows.push({
           suite: s,
-          case: `npm run load into HAPI ${hapi.kind} (${HAPI_PATIENTS} patients, ${loaded.resources} resources, 0 failures)`,
+          case: `npm run load into HAPI ${hapi.kind} (${HAPI_PATIENTS} patients, ${loaded.resources} resources, 0 failures, type totals = NDJSON)`,
           metric: 'resources/s',
           value: rate,
           baselineName: 'embedded over HTTP',
