@@ -1,7 +1,7 @@
 // The bulk-load path of the embedded server: a batch or transaction whose entries are all plain `PUT Type/id`
-// (what loaders send) skips Medplum's per-entry router work. Every resource is still validated with Medplum's
-// validateResource (validateFhirResource: the same results, faster), on the worker pool and before the request joins the write queue, and written through
-// StoreRepository, so stored data, versions, outcomes and the response shape are those of the router path.
+// (what loaders send) skips Medplum's per-entry router work. Every resource is still validated (validateFhirResource:
+// Medplum's validateResource results), on the worker pool and before the request joins the write queue, and written
+// through StoreRepository, so stored data, versions, outcomes and the response shape are those of the router path.
 // Anything else (POST, conditional headers, urn: references to resolve) goes through the router as before.
 import { allOk, getStatus, OperationOutcomeError, normalizeOperationOutcome } from '@medplum/core';
 import type { Bundle, BundleEntry, OperationOutcome, Resource } from '@medplum/fhirtypes';

@@ -81,7 +81,7 @@ async function onWorker(pooled: PooledWorker, resources: readonly Resource[]): P
   }
 }
 
-/** Medplum's validateResource results (validateFhirResource) for each resource, spread over the pool; a worker that fails falls back to in line. */
+/** validateFhirResource (Medplum's validateResource results) on each resource, over the pool; in line if a worker fails. */
 export async function validateResources(resources: readonly Resource[]): Promise<Verdicts> {
   const size = resources.length < INLINE_BELOW ? 0 : poolSize();
   if (size === 0) return validateInline(resources);
