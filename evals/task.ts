@@ -31,6 +31,8 @@ export interface ToolTraceEntry {
   /** The FHIR requests the gateway made for this call (its `fhir_agent` trace). */
   fhirRequests?: Array<{ method: string; url: string; status: number }>;
   written?: Array<{ resourceType: string; id: string }>;
+  /** `Type/id` of what the gateway's tool result showed the model (its `fhir_agent` trace). */
+  shown?: string[];
 }
 
 export interface SolverContext {

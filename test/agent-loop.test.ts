@@ -105,6 +105,10 @@ describe.each(MODES)('agent loop (%s)', (mode) => {
       expect.objectContaining({ method: 'GET', status: 200, url: expect.stringContaining('/Patient?') }),
     ]);
     expect(audit.tool_calls[0].result_bytes).toBe(Buffer.byteLength(b1.messages[2].content));
+    // What the result showed the model, for retrieval metrics: the patients in the tool message, and only those.
+    const sent = JSON.parse(b1.messages[2].content) as { content: { results: Array<{ resourceType: string; id: string }> } };
+    expect(sent.content.results.length).toBeGreaterThan(0);
+    expect(audit.tool_calls[0].shown).toEqual(sent.content.results.map((r) => `${r.resourceType}/${r.id}`));
 
     if (stream) {
       expect(stream.content).toBe('Farrah N Iwasaki has MRN S1000002.');

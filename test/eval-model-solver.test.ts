@@ -142,6 +142,7 @@ describe('model solver', () => {
           fhir_requests: [],
           duration_ms: 5,
           result_bytes: 100,
+          shown: ['Observation/o1', 42, 'Observation/o2'],
         },
       ],
       written: [],
@@ -161,6 +162,7 @@ describe('model solver', () => {
         via: 'gateway',
         error: undefined,
         written: undefined,
+        shown: ['Observation/o1', 'Observation/o2'],
       },
     ]);
     expect(out.modelCalls.map((m) => [m.finishReason, m.promptTokens, m.cachedTokens, m.reasoningTokens])).toEqual([

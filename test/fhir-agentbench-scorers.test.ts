@@ -147,6 +147,16 @@ describe('retrieval recall and precision', () => {
         },
       ],
     });
+    // The gateway's own tool results arrive as each call's `shown`: with o2 only there, recall still holds.
+    const viaGateway = output([3], {
+      toolTrace: [{ ...out.toolTrace[0], shown: ['Observation/o2', 'Patient/p1'] }],
+    });
+    expect(await retrievalRecallScorer().score(ctx(q, viaGateway, ['Observation/o1']))).toMatchObject({ value: 1 });
+    expect(await retrievalRecallScorer().score(ctx(q, { ...viaGateway, toolTrace: [out.toolTrace[0]] }, ['Observation/o1']))).toMatchObject(
+      {
+        value: 0,
+      },
+    );
     const recall = await retrievalRecallScorer().score(ctx(q, out, ['Observation/o1', 'Observation/zz']));
     const precision = await retrievalPrecisionScorer().score(ctx(q, out, ['Observation/o1', 'Observation/zz']));
     expect(recall).toMatchObject({ value: 1, metadata: { informational: true, recallFraction: 1 } });

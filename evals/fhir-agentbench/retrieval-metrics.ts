@@ -2,6 +2,7 @@
 // evaluation_metrics.py): only retrieved resources of the gold resource types count; recall is the benchmark's
 // binary "every gold resource was retrieved", with the fraction kept beside it; precision is the share of those
 // retrieved resources that are gold, 0 when none was retrieved.
+import { shownReferences } from '../../src/agent/shown-references.ts';
 export interface RetrievalMetrics {
   /** 1 when every gold resource was retrieved, else 0 (the benchmark's recall). */
   recall: number;
@@ -42,27 +43,9 @@ export function readReference(url: string): string | undefined {
 
 /** Every `{resourceType, id}` object inside a tool result the agent was shown (summaries carry both). */
 export function referencesInToolResult(content: string): string[] {
-  let parsed: unknown;
   try {
-    parsed = JSON.parse(content);
+    return shownReferences(JSON.parse(content));
   } catch {
     return [];
   }
-  const out: string[] = [];
-  const walk = (v: unknown, depth: number) => {
-    if (depth > 32 || !v || typeof v !== 'object') return;
-    if (Array.isArray(v)) return v.forEach((x) => walk(x, depth + 1));
-    const o = v as Record<string, unknown>;
-    if (
-      typeof o.resourceType === 'string' &&
-      typeof o.id === 'string' &&
-      o.resourceType !== 'Bundle' &&
-      o.resourceType !== 'OperationOutcome'
-    ) {
-      out.push(`${o.resourceType}/${o.id}`);
-    }
-    for (const x of Object.values(o)) walk(x, depth + 1);
-  };
-  walk(parsed, 0);
-  return out;
 }

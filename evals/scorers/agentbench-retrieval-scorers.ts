@@ -1,6 +1,7 @@
 // Retrieval recall and precision for FHIR-AgentBench rows that have gold resources. What counts as retrieved: every
 // resource the sandbox's FHIR client got back (recording-fetch.ts: client-side tools, the answer-key solver), every
-// resource the agent was shown in a tool result, and every read-by-id in the gateway's `fhir_agent` trace. The
+// resource the agent was shown in a tool result (client-side tools: the transcript; the gateway's tools: each call's
+// `shown` in the `fhir_agent` trace), and every read-by-id in that trace. The
 // scores are informational: they are reported, and do not decide whether the answer passed.
 import type { ScoreContext, Scorer } from '../task.ts';
 import { expectsNoAnswer, goldReferences } from '../fhir-agentbench/agentbench-question.ts';
@@ -13,6 +14,7 @@ function retrievedReferences(ctx: Pick<ScoreContext, 'output' | 'retrieved'>): S
     if (m.role === 'tool' && typeof m.content === 'string') for (const r of referencesInToolResult(m.content)) refs.add(r);
   }
   for (const t of ctx.output.toolTrace) {
+    for (const r of t.shown ?? []) refs.add(r);
     for (const req of t.fhirRequests ?? []) {
       const ref = req.method === 'GET' && req.status < 300 ? readReference(req.url) : undefined;
       if (ref) refs.add(ref);

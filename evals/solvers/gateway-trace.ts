@@ -31,6 +31,7 @@ export function toolTraceFromFhirAgent(ext: unknown): ToolTraceEntry[] {
             : [];
         })
       : undefined;
+    const shown = Array.isArray(call.shown) ? (call.shown as unknown[]).filter((r): r is string => typeof r === 'string') : [];
     return [
       {
         name,
@@ -49,6 +50,7 @@ export function toolTraceFromFhirAgent(ext: unknown): ToolTraceEntry[] {
         via: 'gateway',
         written,
         ...(fhirRequests?.length ? { fhirRequests } : {}),
+        ...(shown.length ? { shown } : {}),
       },
     ];
   });

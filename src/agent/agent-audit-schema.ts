@@ -48,6 +48,7 @@ const auditToolCall = z.object({
   duration_ms: ms,
   result_bytes: count,
   written: z.array(writtenResource).optional(),
+  shown: z.array(z.string()).optional().describe('Type/id of the resources the result showed the model (what it retrieved).'),
 });
 
 const auditStep = z.object({

@@ -41,6 +41,8 @@ export interface AuditToolCall {
   /** Size of the `role: tool` message content sent upstream. */
   result_bytes: number;
   written?: WrittenResource[];
+  /** `Type/id` of the resources the result showed the model (what it retrieved); absent when none. */
+  shown?: string[];
 }
 
 /** A server tool result the client may append to its follow-up request after a mixed turn. */

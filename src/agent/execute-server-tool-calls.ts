@@ -2,6 +2,7 @@ import type { FhirClient, FhirRequestTrace } from '../fhir/fhir-client.ts';
 import type { ToolResult } from './tool-contract.ts';
 import type { ToolCall } from '../openai/chat-request.ts';
 import type { AuditToolCall, ExecuteToolFn } from './agent-audit.ts';
+import { shownReferences } from './shown-references.ts';
 
 export interface ExecutedToolCall {
   call: ToolCall;
@@ -69,8 +70,10 @@ async function executeOne(call: ToolCall, opts: ExecuteServerToolCallsOptions): 
   if (!result.ok) {
     const { code, message, status } = result.error;
     audit.error = status === undefined ? { code, message } : { code, message, status };
-  } else if (result.written?.length) {
-    audit.written = result.written;
+  } else {
+    if (result.written?.length) audit.written = result.written;
+    const shown = shownReferences(result.content);
+    if (shown.length) audit.shown = shown;
   }
   const executed = { call, result, content, audit };
   opts.onResult?.(executed);
