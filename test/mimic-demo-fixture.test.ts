@@ -1,5 +1,6 @@
 // The MIMIC-shaped generator: deterministic, MIMIC's file names and profiles, every reference resolvable
 // across files, and the cyclic microbiology references the loader has to plan for.
+import { spawnSync } from 'node:child_process';
 import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -95,5 +96,28 @@ describe('writeMimicDemo', () => {
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('write-mimic-demo-cli', () => {
+  const cli = (...args: string[]) =>
+    spawnSync(process.execPath, ['--import', 'tsx', 'fixtures/mimic/write-mimic-demo-cli.ts', ...args], { encoding: 'utf8' });
+
+  it('writes the files; --help prints the usage; a bad option is one line of error and the usage, exit 2', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'mimic-cli-'));
+    try {
+      const ok = cli(dir, '--patients', '1');
+      expect(ok.status).toBe(0);
+      expect(ok.stdout).toMatch(/^wrote \d+ resources in 30 files to /);
+      expect((await readdir(dir)).length).toBe(30);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+    expect(cli('--help')).toMatchObject({ status: 0, stdout: expect.stringMatching(/^usage: /) });
+    const bad = cli('--bogus');
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).toMatch(/^Unknown option '--bogus'.*\nusage: /);
+    expect(bad.stderr).not.toMatch(/\n\s+at /);
+    expect(cli('x', '--patients', '0').status).toBe(2);
   });
 });
