@@ -157,6 +157,12 @@ describe('validateFhirResource gives Medplum validateResource results', () => {
     expect(withIssues).toBeGreaterThan(MUTATIONS / 300);
   });
 
+  it('is a port of the installed @medplum/core: an upgrade must re-port it (this fails until then)', async () => {
+    const { readFile } = await import('node:fs/promises');
+    const pkg = JSON.parse(await readFile(new URL('../node_modules/@medplum/core/package.json', import.meta.url), 'utf8'));
+    expect(pkg.version).toBe('4.5.2');
+  });
+
   it('throws the same error for a resource without a type, and rejects the same invalid resource', () => {
     expect(compare({} as Resource)).toMatchObject({ same: true, ours: { thrown: { issue: [{ severity: 'error' }] } } });
     const bad = { resourceType: 'Observation', status: 'final', code: {}, valueQuantity: { value: 'x' } } as unknown as Resource;
