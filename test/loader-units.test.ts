@@ -9,7 +9,7 @@ import { FhirError, type FhirClient, type SearchParams } from '../src/fhir/fhir-
 import { loadFhirFiles } from '../src/fhir/loader/load-fhir-files.ts';
 import { planLoadFiles } from '../src/fhir/loader/plan-load-files.ts';
 import { chooseId } from '../src/fhir/loader/prepare-entries.ts';
-import { formatLoadProgress, loadFraction } from '../src/fhir/loader/format-load-progress.ts';
+import { formatFileSummary, formatLoadProgress, loadFraction } from '../src/fhir/loader/format-load-progress.ts';
 import { createReferenceResolver, emptyLocalIndex, indexResource } from '../src/fhir/loader/reference-resolver.ts';
 import { parseHeader, parseLoaderArgs } from '../src/fhir/loader/run-loader-cli.ts';
 import { derivedId, stableId } from '../src/fhir/loader/stable-id.ts';
@@ -238,6 +238,11 @@ describe('progress bar', () => {
   const p = { filesDone: 1, filesTotal: 4, entriesDone: 500, entriesTotal: 1000, estimated: true, errors: 2 };
   it('formats done/total, rate and ETA', () => {
     expect(formatLoadProgress(p, 10_000, 10)).toBe('[#####-----]  50% 500/~1000 entries, files 1/4, 50/s, ETA 0:10, errors 2');
+  });
+  it('sums a file up without a per-file rate (reference order spreads a file over the load)', () => {
+    const f = { file: 'MimicObservationED.ndjson.gz', entries: 909, loaded: 909, failed: 0, ms: 1_160_600, doneAtMs: 1_163_700 };
+    expect(formatFileSummary(f)).toBe('  MimicObservationED.ndjson.gz: 909/909 loaded, 0 failed, sent over 1160.6s, done at 1163.7s');
+    expect(formatFileSummary({ ...f, doneAtMs: undefined })).not.toMatch(/done at|\/s/);
   });
   it('redraws in place on a TTY and prints throttled plain lines otherwise', () => {
     let t = 0;

@@ -19,8 +19,12 @@ export function formatLoadProgress(p: LoadProgress, elapsedMs: number, width = 2
   );
 }
 
-/** One line per file: loaded, failed, time and rate. */
+/**
+ * One line per file: loaded, failed, and when. NDJSON is sent in reference order, so one file's resources are spread
+ * over the whole load between other files' (a file of ED observations waits for its encounters): a rate per file
+ * would mislead, so the line gives the span from its first request to its last answer, and when that was.
+ */
 export function formatFileSummary(f: FileLoadSummary): string {
-  const rate = f.ms > 0 ? Math.round((f.loaded / f.ms) * 1000) : 0;
-  return `  ${f.file}: ${f.loaded}/${f.entries} loaded, ${f.failed} failed, ${(f.ms / 1000).toFixed(1)}s (${rate}/s)`;
+  const done = f.doneAtMs !== undefined ? `, done at ${(f.doneAtMs / 1000).toFixed(1)}s` : '';
+  return `  ${f.file}: ${f.loaded}/${f.entries} loaded, ${f.failed} failed, sent over ${(f.ms / 1000).toFixed(1)}s${done}`;
 }

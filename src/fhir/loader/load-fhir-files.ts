@@ -39,6 +39,7 @@ function groupAt(starts: number[], index: number): number {
 export async function loadFhirFiles(options: LoadOptions): Promise<LoadReport> {
   const { client, signal } = options;
   const now = options.now ?? (() => performance.now());
+  const loadStarted = now();
   const concurrency = Math.max(1, Math.min(64, Math.floor(options.concurrency ?? 4)));
   const chunkSize = Math.max(1, Math.min(10_000, Math.floor(options.chunkSize ?? 100)));
   const plan = await planLoadFiles(options.files);
@@ -91,7 +92,9 @@ export async function loadFhirFiles(options: LoadOptions): Promise<LoadReport> {
   };
   const finishFileIfDone = (state: FileState) => {
     if (state.readDone && state.pending === 0 && state.summary.ms === 0) {
-      state.summary.ms = Math.max(1, Math.round(now() - (state.firstSentAt ?? now())));
+      const done = now();
+      state.summary.ms = Math.max(1, Math.round(done - (state.firstSentAt ?? done)));
+      state.summary.doneAtMs = Math.round(done - loadStarted);
       filesDone++;
       options.onFileDone?.(state.summary);
       emitProgress();

@@ -28,6 +28,8 @@ export interface FileLoadSummary {
   loaded: number;
   failed: number;
   ms: number;
+  /** When its last answer came, in ms since the load started. */
+  doneAtMs?: number;
 }
 
 /** How the NDJSON resources were ordered: levels of references, and cycles (each sent whole in a transaction). */
