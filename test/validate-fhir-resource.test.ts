@@ -93,6 +93,8 @@ const EXTRA_KEYS = [
 function mutate(resource: Resource, rng: Rng): Resource {
   const copy = structuredClone(resource) as unknown as Record<string, Json>;
   const slots = slotsOf(copy);
+  // Earlier changes may have emptied it: start again from one property.
+  if (slots.length === 0) return { ...copy, [rng.pick(EXTRA_KEYS)]: structuredClone(rng.pick(REPLACEMENTS)) } as unknown as Resource;
   const [container, key] = rng.pick(slots) as [Record<string | number, Json>, string | number];
   switch (rng.int(0, 5)) {
     case 0:
@@ -119,6 +121,52 @@ function mutate(resource: Resource, rng: Rng): Resource {
   return copy as unknown as Resource;
 }
 
+/** Shapes the generated data lacks: nested resources, primitive extensions (arrays with nulls), choice conflicts. */
+const TRICKY = [
+  {
+    resourceType: 'Patient',
+    id: 'p1',
+    name: [{ given: ['Ann', null], _given: [null, { extension: [{ url: 'http://e.org/x', valueString: 'y' }] }], family: 'Lee' }],
+    _birthDate: { extension: [{ url: 'http://e.org/t', valueDateTime: '2020-01-01T00:00:00Z' }] },
+    contained: [{ resourceType: 'Organization', id: 'o1', name: 'Org' }],
+    managingOrganization: { reference: '#o1' },
+  },
+  {
+    resourceType: 'Bundle',
+    type: 'collection',
+    entry: [
+      { fullUrl: 'urn:uuid:1', resource: { resourceType: 'Patient', id: 'a', birthDate: '1980-02-30' } },
+      { resource: { resourceType: 'Observation', status: 'final', code: { text: 'x' }, valueString: 'v', valueInteger: 3 } },
+    ],
+  },
+  {
+    resourceType: 'Parameters',
+    parameter: [
+      { name: 'r', resource: { resourceType: 'Medication', id: 'm', code: { coding: [{ system: 'http://x', code: 'a  b' }] } } },
+      { name: 'v', valueDecimal: 1.5, part: [{ name: 'p', valueCode: 'c' }] },
+    ],
+  },
+  {
+    resourceType: 'Observation',
+    status: 'final',
+    code: { text: 'bp' },
+    subject: { reference: 'Medication/m1' },
+    component: [
+      { code: { text: 's' }, valueQuantity: { value: 120, unit: 'mmHg' }, _valueString: { id: 'x' } },
+      { code: { text: 'd' }, valueQuantity: { value: 'eighty' } },
+    ],
+    effectiveDateTime: '2024-01-01T10:00:00+05:00',
+    _effectiveDateTime: { extension: [] },
+  },
+  {
+    resourceType: 'MedicationRequest',
+    status: 'active',
+    intent: 'order',
+    subject: { reference: 'Patient/p1' },
+    medicationCodeableConcept: {},
+  },
+] as unknown as Resource[];
+
 let mimic: Resource[];
 let ehr: Resource[];
 
@@ -130,7 +178,7 @@ beforeAll(async () => {
 
 describe('validateFhirResource gives Medplum validateResource results', () => {
   it('on MIMIC-shaped data and the synthetic EHR, every resource', { timeout: 3_600_000 }, () => {
-    const all = [...mimic, ...ehr];
+    const all = [...mimic, ...ehr, ...TRICKY];
     expect(all.length).toBeGreaterThan(4000);
     const differing = all.filter((r) => !compare(r).same);
     expect(differing.map((r) => `${r.resourceType}/${r.id}`)).toEqual([]);
@@ -138,7 +186,8 @@ describe('validateFhirResource gives Medplum validateResource results', () => {
 
   it(`on ${MUTATIONS} seeded mutations of them, invalid ones included, issue for issue`, { timeout: 3_600_000 }, () => {
     const rng = createRng(20261125);
-    const base = [...mimic, ...ehr];
+    // About a third of the mutations start from the tricky shapes.
+    const base = [...mimic, ...ehr, ...Array.from({ length: 500 }, () => TRICKY).flat()];
     let thrown = 0;
     let withIssues = 0;
     const differing: string[] = [];
