@@ -1,8 +1,10 @@
-// The embedded server's bulk path (PUT-only batches and transactions, what loaders send): still validated by
-// Medplum's validateResource (on the worker pool for large requests), with the router path's outcomes.
+// The embedded server's bulk path (PUT-only batches and transactions, what loaders send): still validated
+// (validateFhirResource: Medplum's validateResource results; on the worker pool for large requests), with the router
+// path's outcomes.
 import type { Bundle, Resource } from '@medplum/fhirtypes';
 import { describe, expect, it } from 'vitest';
 import { createEmbeddedFhirServer } from '../src/fhir/embedded/embedded-fhir-server.ts';
+import { startGateway } from './support/gateway-harness.ts';
 
 const put = (resource: Resource & { id: string }) => ({
   resource,
@@ -85,5 +87,45 @@ describe('embedded server: PUT-only batch and transaction', () => {
     expect(res.status).toBe(200);
     const obs = (await server.fetch(`${server.baseUrl}/Observation/o1`).then((r) => r.json())) as { subject: { reference: string } };
     expect(obs.subject.reference).toMatch(/^Patient\/[0-9a-f-]{36}$/);
+  });
+});
+
+describe('embedded server: resources nested past the validator depth limit', () => {
+  // Built as text: JSON.stringify itself overflows the stack on such values.
+  const deepPatient = (id: string, levels: number) =>
+    `{"resourceType":"Patient","id":"${id}","extension":[${'{"url":"u","extension":['.repeat(levels)}{"url":"u","valueString":"x"}${']}'.repeat(levels)}]}`;
+  const batch = (n: number, levels: number) =>
+    `{"resourceType":"Bundle","type":"batch","entry":[${Array.from(
+      { length: n },
+      (_, i) => `{"resource":${deepPatient(`d${i}`, levels)},"request":{"method":"PUT","url":"Patient/d${i}"}}`,
+    ).join(',')}]}`;
+  const tooDeep = /Nested too deeply: more than 128 levels/;
+
+  it('are refused with a clear 400 over HTTP, alone or in a batch on the worker pool, and nothing is stored', async () => {
+    const gw = await startGateway({ env: { FHIR_SEED: 'false', FHIR_WRITE_TOOLS: 'true' } });
+    try {
+      const send = (method: string, path: string, body: string) =>
+        fetch(`${gw.baseUrl}/fhir${path}`, {
+          method,
+          headers: { authorization: `Bearer ${gw.apiKey}`, 'content-type': 'application/fhir+json' },
+          body,
+        });
+      // 1,500 levels: deep enough that a worker thread once validated it and the response could not be serialised.
+      for (const levels of [100, 1500]) {
+        const one = await send('PUT', '/Patient/deep', deepPatient('deep', levels));
+        expect(one.status).toBe(400);
+        expect(await one.text()).toMatch(tooDeep);
+        const many = await send('POST', '', batch(40, levels));
+        expect(many.status).toBe(200);
+        const body = (await many.json()) as Bundle;
+        expect(body.entry!.map((e) => e.response!.status)).toEqual(Array(40).fill('400'));
+        expect(JSON.stringify(body.entry![39].response!.outcome)).toMatch(tooDeep);
+      }
+      expect(gw.fhirServer!.count()).toBe(0);
+      // 60 levels (123 JSON levels) still load.
+      expect((await send('PUT', '/Patient/ok', deepPatient('ok', 60))).status).toBe(201);
+    } finally {
+      await gw.close();
+    }
   });
 });

@@ -11,7 +11,7 @@ import { createRng, type Rng } from '../fixtures/create-rng.ts';
 import { generateMimicDemo } from '../fixtures/mimic/generate-mimic-demo.ts';
 import { loadSyntheticEhrBundles } from '../fixtures/synthetic-ehr.ts';
 import { ensureFhirDefinitions } from '../src/fhir/embedded/fhir-definitions.ts';
-import { validateFhirResource } from '../src/fhir/embedded/validate-fhir-resource.mjs';
+import { MAX_DEPTH, validateFhirResource } from '../src/fhir/embedded/validate-fhir-resource.mjs';
 
 // Opt-in larger runs: VALIDATOR_DIFF_PATIENTS (MIMIC-shaped patients, default 2), VALIDATOR_DIFF_MUTATIONS (6000).
 const PATIENTS = Number(process.env.VALIDATOR_DIFF_PATIENTS ?? 2);
@@ -165,7 +165,16 @@ const TRICKY = [
     subject: { reference: 'Patient/p1' },
     medicationCodeableConcept: {},
   },
+  // A primitive given an object whose valueOf is no function: the same TypeError, message and all.
+  { resourceType: 'Patient', birthDate: { valueOf: 1 }, gender: { valueOf: 'x' } },
 ] as unknown as Resource[];
+
+/** A Patient whose extensions nest `levels` deep (two JSON levels each: the array and the object). */
+const nestedExtensions = (levels: number): Resource => {
+  let e: Record<string, unknown> = { url: 'http://e.org/x', valueString: 'x' };
+  for (let i = 0; i < levels; i++) e = { url: 'http://e.org/x', extension: [e] };
+  return { resourceType: 'Patient', extension: [e] } as unknown as Resource;
+};
 
 let mimic: Resource[];
 let ehr: Resource[];
@@ -210,6 +219,28 @@ describe('validateFhirResource gives Medplum validateResource results', () => {
     const { readFile } = await import('node:fs/promises');
     const pkg = JSON.parse(await readFile(new URL('../node_modules/@medplum/core/package.json', import.meta.url), 'utf8'));
     expect(pkg.version).toBe('4.5.2');
+  });
+
+  it('gives Medplum results up to MAX_DEPTH levels, and one clear issue past it on any thread', () => {
+    expect(MAX_DEPTH).toBe(128);
+    // 62 extension levels: 2 + 2 × 62 + 1 = 127 JSON levels, valid, the same as Medplum.
+    const deepest = compare(nestedExtensions(62));
+    expect(deepest).toMatchObject({ same: true, ours: { issues: [] } });
+    for (const levels of [64, 700, 5000]) {
+      const ours = outcomeOf(validateFhirResource, nestedExtensions(levels));
+      expect(ours).toEqual({
+        thrown: {
+          resourceType: 'OperationOutcome',
+          issue: [
+            expect.objectContaining({
+              severity: 'error',
+              code: 'structure',
+              details: { text: 'Nested too deeply: more than 128 levels of objects and arrays' },
+            }),
+          ],
+        },
+      });
+    }
   });
 
   it('throws the same error for a resource without a type, and rejects the same invalid resource', () => {

@@ -9,6 +9,9 @@
 //   - the null scan and the additional-property check build path strings only for the issues they report, and the
 //     choice-of-type split of a key is worked out once per schema and key;
 //   - the pattern/fixed comparison is skipped for elements that have neither.
+// One deliberate difference: a resource nested deeper than MAX_DEPTH levels of objects and arrays is rejected with
+// one clear issue before anything else. Medplum's recursion overflows the stack somewhere past ~1,400 levels, at a
+// depth that depends on the thread (a worker thread passed a resource the main thread then could not serialise).
 // The Medplum functions it calls are the exported ones. test/validate-fhir-resource.test.ts compares both on real
 // data shapes and on mutated resources, issue for issue; the pinned @medplum/core version guards the rest.
 // Plain JavaScript so the validation worker threads need no TypeScript loader.
@@ -44,6 +47,9 @@ import {
 
 const fhirPathCache = new LRUCache(1_000);
 
+/** Levels of JSON objects and arrays a resource may have; real resources use a few dozen at most. */
+export const MAX_DEPTH = 128;
+
 // Medplum's list: constraints it never evaluates.
 const skippedConstraintKeys = { 'ele-1': true, 'dom-3': true, 'org-1': true, 'sdf-19': true };
 
@@ -53,6 +59,19 @@ export function validateFhirResource(resource) {
     throw new OperationOutcomeError(validationError('Missing resource type'));
   }
   return new ResourceValidator(toTypedValue(resource)).validate();
+}
+
+/**
+ * Throws validateFhirResource's "Nested too deeply" OperationOutcomeError when `resource` is nested past MAX_DEPTH,
+ * reading no deeper than that: for writers that copy a resource (structuredClone recurses too) before validating it.
+ */
+export function assertNotTooDeep(resource) {
+  try {
+    checkObjectForNull(resource, resource.resourceType, []);
+  } catch (error) {
+    if (error instanceof TooDeep) throw new OperationOutcomeError({ resourceType: 'OperationOutcome', issue: [error.issue] });
+    throw error;
+  }
 }
 
 // --- property access (Medplum's getTypedPropertyValueWithSchema, with the candidate names cached) ---
@@ -162,7 +181,18 @@ function withPath(tv, parentPath, key) {
 
 // --- checks that need no validator state ---
 
-function checkObjectForNull(obj, path, issues) {
+/** Thrown by checkObjectForNull past MAX_DEPTH: validation stops there, before any deeper recursion. */
+class TooDeep extends Error {
+  constructor(path) {
+    super('too deep');
+    this.issue = createStructureIssue(path, `Nested too deeply: more than ${MAX_DEPTH} levels of objects and arrays`);
+  }
+}
+
+function checkObjectForNull(obj, path, issues, depth = 1) {
+  if (depth > MAX_DEPTH) {
+    throw new TooDeep(path);
+  }
   for (const key of Object.keys(obj)) {
     const value = obj[key];
     if (value === null) {
@@ -178,11 +208,11 @@ function checkObjectForNull(obj, path, issues) {
           issues.push(createStructureIssue(`${propertyPath}[${i}]`, 'Invalid null value'));
         } else if (value[i] && typeof value[i] === 'object') {
           // Medplum also scans strings here (Object.entries of a string): they never hold a null.
-          checkObjectForNull(value[i], `${propertyPath}[${i}]`, issues);
+          checkObjectForNull(value[i], `${propertyPath}[${i}]`, issues, depth + 2);
         }
       }
     } else if (typeof value === 'object') {
-      checkObjectForNull(value, `${path}.${key}`, issues);
+      checkObjectForNull(value, `${path}.${key}`, issues, depth + 1);
     }
   }
 }
@@ -259,19 +289,20 @@ function checkSliceElement(value, slicingRules) {
   return undefined;
 }
 
-function unpackPrimitiveElement(v) {
-  if (typeof v.value !== 'object' || !v.value) {
-    return [v, undefined];
+// `r`, as in Medplum's bundle: a value whose `valueOf` is no function throws a TypeError that quotes this name.
+function unpackPrimitiveElement(r) {
+  if (typeof r.value !== 'object' || !r.value) {
+    return [r, undefined];
   }
-  const primitiveValue = v.value.valueOf();
-  if (primitiveValue === v.value) {
-    return [undefined, { type: 'Element', value: v.value }];
+  const primitiveValue = r.value.valueOf();
+  if (primitiveValue === r.value) {
+    return [undefined, { type: 'Element', value: r.value }];
   }
   const primitiveKeys = new Set(Object.keys(primitiveValue));
-  const extensionEntries = Object.entries(v.value).filter(([k]) => !primitiveKeys.has(k));
+  const extensionEntries = Object.entries(r.value).filter(([k]) => !primitiveKeys.has(k));
   const extensionElement = extensionEntries.length > 0 ? Object.fromEntries(extensionEntries) : undefined;
   return [
-    { type: v.type, value: primitiveValue },
+    { type: r.type, value: primitiveValue },
     { type: 'Element', value: extensionElement },
   ];
 }
@@ -295,7 +326,13 @@ class ResourceValidator {
 
   validate() {
     this.constraintsCheck({ ...this.root, path: this.schema.path }, this.schema);
-    checkObjectForNull(this.root.value, this.schema.path, this.issues);
+    try {
+      checkObjectForNull(this.root.value, this.schema.path, this.issues);
+    } catch (error) {
+      // Only the depth issue: the checks after this one recurse as deep as the value.
+      if (error instanceof TooDeep) throw new OperationOutcomeError({ resourceType: 'OperationOutcome', issue: [error.issue] });
+      throw error;
+    }
     this.crawl(this.root, this.schema, this.schema.path);
     const issues = this.issues;
     if (issues.some((issue) => issue.severity === 'error')) {
