@@ -121,6 +121,16 @@ describe('embedded server: resources nested past the validator depth limit', () 
         expect(body.entry!.map((e) => e.response!.status)).toEqual(Array(40).fill('400'));
         expect(JSON.stringify(body.entry![39].response!.outcome)).toMatch(tooDeep);
       }
+      // A transaction with urn: references goes through Medplum's router, which walks the body first.
+      const urn = 'urn:uuid:11111111-1111-1111-1111-111111111111';
+      const deepRef = `${'{"url":"u","extension":['.repeat(1500)}{"url":"u","valueReference":{"reference":"${urn}"}}${']}'.repeat(1500)}`;
+      const tx = await send(
+        'POST',
+        '',
+        `{"resourceType":"Bundle","type":"transaction","entry":[{"fullUrl":"${urn}","resource":{"resourceType":"Patient"},"request":{"method":"POST","url":"Patient"}},{"resource":{"resourceType":"Observation","status":"final","code":{"text":"x"},"extension":[${deepRef}]},"request":{"method":"POST","url":"Observation"}}]}`,
+      );
+      expect(tx.status).toBe(400);
+      expect(await tx.text()).toMatch(tooDeep);
       expect(gw.fhirServer!.count()).toBe(0);
       // 60 levels (123 JSON levels) still load.
       expect((await send('PUT', '/Patient/ok', deepPatient('ok', 60))).status).toBe(201);

@@ -13,6 +13,7 @@ import { prepareSearchRequest } from './prepare-search-request.ts';
 import { ResourceStore } from './resource-store.ts';
 import { StoreRepository } from './store-repository.ts';
 import type { Verdicts } from './validation-pool.ts';
+import { assertNotTooDeep } from './validate-fhir-resource.mjs';
 import { withUpdateOutcomes } from './with-update-outcomes.ts';
 
 export interface EmbeddedFhirRequest {
@@ -103,6 +104,19 @@ function bundleEntryProblem(body: unknown): string | undefined {
   return undefined;
 }
 
+/** The "Nested too deeply" outcome for a resource body, or for any entry of a Bundle body; undefined otherwise. */
+function deepBodyOutcome(body: unknown): OperationOutcome | undefined {
+  const resource = body as Resource | undefined;
+  if (!resource || typeof resource !== 'object' || typeof resource.resourceType !== 'string') return undefined;
+  const parts = resource.resourceType === 'Bundle' ? ((resource as Bundle).entry ?? []).map((e) => e?.resource) : [resource];
+  try {
+    for (const part of parts) if (part && typeof part === 'object') assertNotTooDeep(part);
+  } catch (error) {
+    return normalizeOperationOutcome(error);
+  }
+  return undefined;
+}
+
 function createServer(store: ResourceStore, opts: Required<EmbeddedFhirServerOptions>): EmbeddedFhirServer {
   const limits = { defaultPageSize: opts.defaultPageSize, maxPageSize: opts.maxPageSize };
   // Medplum's router as it ships: every interaction reaches the store through the repository.
@@ -131,6 +145,10 @@ function createServer(store: ResourceStore, opts: Required<EmbeddedFhirServerOpt
         return { status: 400, body, headers: responseHeaders(400, body, baseUrl) };
       }
     }
+    // Medplum's router walks a body recursively (urn: references in a transaction) before the store validates it:
+    // a body nested past the validator's limit gets the validator's clear 400 first, never a stack overflow.
+    const tooDeep = deepBodyOutcome(req.body);
+    if (tooDeep) return { status: 400, body: tooDeep, headers: responseHeaders(400, tooDeep, baseUrl) };
     const search = prepareSearchRequest({ method, url, body: req.body }, limits);
     const repo = new StoreRepository(store, { limits, baseUrl, now: opts.now, generateId: opts.generateId });
     const response = await router.handleRequest(
