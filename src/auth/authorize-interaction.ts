@@ -58,11 +58,15 @@ export function authorizeInteraction(access: KeyAccess, i: FhirRequestInteractio
   return { ok: true, patients, requestedPatients: requested };
 }
 
-/** Why `resources` (what a read or search returned) may not be shown to this key; undefined when they may. */
+/**
+ * Why `resources` (what a read or search returned) may not be shown to this key; undefined when they may. `included`:
+ * what a search returned only through `_include`/`_revinclude`, held to unauthorizedInclude's rule instead.
+ */
 export function unauthorizedResult(
   access: KeyAccess,
   interaction: Extract<FhirInteraction, 'read' | 'search'>,
   resources: Resource[],
+  included: Iterable<Resource> = [],
 ): string | undefined {
   for (const r of resources) {
     if (r.resourceType === 'OperationOutcome') continue;
@@ -70,6 +74,10 @@ export function unauthorizedResult(
     if (!d.allowed) return d.reason;
     if (d.patients && !withinPatients(r, d.patients))
       return `API key "${access.id}" may not see this ${r.resourceType}: it is not about one of the key's patients`;
+  }
+  for (const r of included) {
+    const why = unauthorizedInclude(access, r);
+    if (why) return why;
   }
   return undefined;
 }

@@ -7,7 +7,7 @@ import type { AuditFacts } from '../audit/audit-event.ts';
 import type { AuditTrail } from '../audit/audit-trail.ts';
 import type { EmbeddedFhirRequest, EmbeddedFhirResponse } from '../fhir/embedded/embedded-fhir-server.ts';
 import { withDiagnostics } from '../fhir/with-diagnostics.ts';
-import { authorizeInteraction, unauthorizedInclude, unauthorizedResult } from './authorize-interaction.ts';
+import { authorizeInteraction, unauthorizedResult } from './authorize-interaction.ts';
 import { classifyFhirRequest, type FhirRequestInteraction } from './classify-fhir-request.ts';
 import type { KeyAccess } from './key-access.ts';
 import { patientIdsOf, withinPatients } from './patient-compartment.ts';
@@ -98,11 +98,10 @@ export async function guardFhirRequest(req: EmbeddedFhirRequest, o: GuardFhirReq
   const readsOnly =
     subtype === 'read' || subtype === 'vread' || subtype === 'history-instance' || subtype.startsWith('search') || i.entries;
   if (readsOnly && reads.length > 0) {
-    const included = subtype.startsWith('search') ? includedOf(res.body) : new Set<Resource>();
+    const search = subtype.startsWith('search');
+    const included = search ? includedOf(res.body) : new Set<Resource>();
     const matches = reads.filter((r) => !included.has(r));
-    const why =
-      (matches.length > 0 ? unauthorizedResult(o.access, subtype.startsWith('search') ? 'search' : 'read', matches) : undefined) ??
-      [...included].map((r) => unauthorizedInclude(o.access, r)).find(Boolean);
+    const why = unauthorizedResult(o.access, search ? 'search' : 'read', matches, included);
     if (why) return deny(why, touched, [...target, ...reads.map((r) => `${r.resourceType}/${r.id}`)]);
   }
   const references =

@@ -74,9 +74,7 @@ export function createScopedFhirClient({ fhir, access, audit, tool }: ScopedFhir
     const touched = [...read, ...included, ...written];
     const patients = [...new Set([...auth.requestedPatients, ...touched.flatMap(patientIdsOf)])];
     const references = touched.map(refOf);
-    const why =
-      (read.length > 0 ? unauthorizedResult(access, i.subtype === 'search-type' ? 'search' : 'read', read) : undefined) ??
-      included.map((r) => unauthorizedInclude(access, r)).find(Boolean);
+    const why = unauthorizedResult(access, i.subtype === 'search-type' ? 'search' : 'read', read, included);
     if (why) throw await refuse(why, patients, references);
     await record(i, { status: status ?? 200, patients, references });
     return answer;

@@ -22,7 +22,7 @@ import { parseSearchQuery, type SearchLimits } from './parse-search-query.ts';
 import { patientEverything } from './patient-everything.ts';
 import type { ResourceStore } from './resource-store.ts';
 import { deepFreeze } from './deep-freeze.ts';
-import { assertNotTooDeep, validateFhirResource } from './validate-fhir-resource.mjs';
+import { validateFhirResource } from './validate-fhir-resource.mjs';
 import { searchRequestPairs } from './search-request-pairs.ts';
 
 export interface StoreRepositoryOptions {
@@ -89,9 +89,8 @@ export class StoreRepository extends FhirRepository<undefined> {
   /** Validates, stamps meta, freezes and stores; returns the stored object. */
   private write(resource: Resource, id: string): Stored {
     if (!FHIR_ID.test(id)) throw new OperationOutcomeError(badRequest(`Invalid id '${id}'`, `${resource.resourceType}.id`));
-    // A resource the bulk path owns (parsed for this request alone) is kept as it is; anything else is copied, once
-    // known not to be deep enough to overflow the copy's recursion.
-    if (!this.owned) assertNotTooDeep(resource);
+    // A resource the bulk path owns (parsed for this request alone) is kept as it is; anything else is copied (its
+    // request body was held to the validator's depth limit before the router, so the copy cannot overflow).
     const candidate = (this.owned ? Object.assign(resource, { id }) : { ...structuredClone(resource), id }) as Stored;
     if (candidate.meta) {
       delete candidate.meta.versionId;

@@ -4,9 +4,8 @@
 // worker costs more than validating a handful of resources.
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
-import { normalizeOperationOutcome } from '@medplum/core';
 import type { OperationOutcome, Resource } from '@medplum/fhirtypes';
-import { validateFhirResource } from './validate-fhir-resource.mjs';
+import { verdictOf } from './validate-fhir-resource.mjs';
 
 /** Per resource: undefined when valid, else why not. */
 export type Verdicts = (OperationOutcome | undefined)[];
@@ -24,14 +23,7 @@ let workers: PooledWorker[] | undefined;
 let nextId = 0;
 
 function validateInline(resources: readonly Resource[]): Verdicts {
-  return resources.map((resource) => {
-    try {
-      validateFhirResource(resource);
-      return undefined;
-    } catch (error) {
-      return normalizeOperationOutcome(error);
-    }
-  });
+  return resources.map(verdictOf);
 }
 
 function startWorker(): PooledWorker {

