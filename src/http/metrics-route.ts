@@ -13,7 +13,7 @@ const isLoopback = (address: string | undefined) =>
 
 export async function metricsRoute(app: FastifyInstance, o: { registry: Registry; token?: string }): Promise<void> {
   const expected = o.token === undefined ? undefined : sha256Of(o.token);
-  app.get('/metrics', async (req, reply) => {
+  app.get('/metrics', { config: { access: 'public' } }, async (req, reply) => {
     if (expected) {
       const presented = bearerToken(req.headers.authorization);
       if (presented === undefined || !timingSafeEqual(sha256Of(presented), expected)) {

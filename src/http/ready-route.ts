@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ReadinessReport } from '../readiness/readiness-check.ts';
 
 export async function readyRoute(app: FastifyInstance, o: { readiness: () => Promise<ReadinessReport> }): Promise<void> {
-  app.get('/ready', async (_req, reply) => {
+  app.get('/ready', { config: { access: 'public' } }, async (_req, reply) => {
     const report = await o.readiness();
     return reply
       .code(report.status === 'ready' ? 200 : 503)

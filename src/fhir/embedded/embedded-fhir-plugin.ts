@@ -1,6 +1,7 @@
 // Mounts an EmbeddedFhirServer on fastify (register with a prefix, e.g. '/fhir'). Links in responses point at
 // the origin the client used (Host header) plus the prefix, so a plain HTTP client can follow `next`.
-import { badRequest, serverError, unauthorized } from '@medplum/core';
+import { badRequest, normalizeOperationOutcome, serverError, unauthorized } from '@medplum/core';
+import { parseFhirRequestTarget } from '../fhir-request-target.ts';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { EmbeddedFhirRequest, EmbeddedFhirResponse, EmbeddedFhirServer } from './embedded-fhir-server.ts';
 
@@ -13,6 +14,17 @@ export interface EmbeddedFhirPluginOptions {
 }
 
 const FHIR_JSON = 'application/fhir+json; charset=utf-8';
+
+/**
+ * The raw target after the mount point's one segment, however that segment was spelled (`/fhir`, `/%66hir`): fastify
+ * matched it, so it is the prefix. What follows is read by parseFhirRequestTarget alone.
+ */
+function belowPrefix(rawUrl: string): string {
+  const q = rawUrl.indexOf('?');
+  const path = q < 0 ? rawUrl : rawUrl.slice(0, q);
+  const mount = /^\/[^/]*/.exec(path)?.[0] ?? '';
+  return path.slice(mount.length) + (q < 0 ? '' : rawUrl.slice(q));
+}
 
 export const embeddedFhirPlugin: FastifyPluginAsync<EmbeddedFhirPluginOptions> = async (app, { server, authorize, guard }) => {
   const prefix = app.prefix;
@@ -44,9 +56,16 @@ export const embeddedFhirPlugin: FastifyPluginAsync<EmbeddedFhirPluginOptions> =
   }
 
   const handler = async (req: FastifyRequest, reply: FastifyReply) => {
+    // The target below the prefix, read once and canonical: the guard decides on it and the server runs it.
+    let url: string;
+    try {
+      url = parseFhirRequestTarget(belowPrefix(req.url)).url;
+    } catch (err) {
+      return reply.code(400).type(FHIR_JSON).send(normalizeOperationOutcome(err));
+    }
     const request: EmbeddedFhirRequest = {
       method: req.method,
-      url: req.url.slice(prefix.length) || '/',
+      url,
       body: req.body,
       headers: req.headers as Record<string, string | undefined>,
       baseUrl: `${req.protocol}://${req.host}${prefix}`,
@@ -57,7 +76,7 @@ export const embeddedFhirPlugin: FastifyPluginAsync<EmbeddedFhirPluginOptions> =
       .code(res.status)
       .headers(res.headers ?? {})
       .type(FHIR_JSON)
-      .send(JSON.stringify(res.body));
+      .send(res.text ?? JSON.stringify(res.body));
   };
   app.route({ method: ['GET', 'POST', 'PUT', 'DELETE', 'PATCH'], url: '/', handler });
   app.route({ method: ['GET', 'POST', 'PUT', 'DELETE', 'PATCH'], url: '/*', handler });

@@ -2,15 +2,21 @@
 // its repository (StoreRepository), over an indexed, forkable in-memory store. `handle` knows nothing about HTTP
 // frameworks; the fastify plugin and the in-process `fetch` are thin adapters over it.
 import { randomUUID } from 'node:crypto';
-import { allOk, badRequest, getStatus, isOk, normalizeOperationOutcome, serverError } from '@medplum/core';
+import { allOk, badRequest, forbidden, getStatus, isOk, normalizeOperationOutcome, serverError } from '@medplum/core';
+import { parse as parseGraphql, type DocumentNode } from 'graphql';
 import { FhirRouter, type HttpMethod } from '@medplum/fhir-router';
 import type { Bundle, OperationOutcome, Resource } from '@medplum/fhirtypes';
 import { applyBulkPut, readBulkPut, validateBulkPut, type BulkPut } from './bulk-put.ts';
+import { parseFhirRequestTarget } from '../fhir-request-target.ts';
+import { withDiagnostics } from '../with-diagnostics.ts';
+import { bundleEntryLimitProblem } from './bundle-entry-limit.ts';
 import { buildCapabilityStatement } from './capability-statement.ts';
 import { ensureFhirDefinitions } from './fhir-definitions.ts';
 import { loadBundlesIntoStore } from './load-bundles.ts';
 import { prepareSearchRequest } from './prepare-search-request.ts';
+import type { RepositoryAccess } from './repository-access.ts';
 import { ResourceStore } from './resource-store.ts';
+import { serializeFhirBody } from './serialize-fhir-body.ts';
 import { StoreRepository } from './store-repository.ts';
 import type { Verdicts } from './validation-pool.ts';
 import { assertNotTooDeep } from './validate-fhir-resource.mjs';
@@ -26,12 +32,16 @@ export interface EmbeddedFhirRequest {
   baseUrl?: string;
   /** The body was parsed for this request alone (HTTP, in-process fetch): bulk writes may keep its objects uncopied. */
   ownsBody?: boolean;
+  /** The caller's access, applied inside the repository to everything the request reads and writes. */
+  access?: RepositoryAccess;
 }
 
 export interface EmbeddedFhirResponse {
   status: number;
   body: unknown;
   headers?: Record<string, string>;
+  /** `body` as JSON, when the server serialised it already (within FHIR_MAX_RESPONSE_BYTES). */
+  text?: string;
 }
 
 export interface EmbeddedFhirServer {
@@ -53,6 +63,10 @@ export interface EmbeddedFhirServerOptions {
   maxPageSize?: number;
   now?: () => Date;
   generateId?: () => string;
+  /** Most entries that read or search in one batch or transaction (FHIR_MAX_BUNDLE_ENTRIES). */
+  maxBundleEntries?: number;
+  /** Largest response body in bytes (FHIR_MAX_RESPONSE_BYTES); a larger answer is a 4xx naming the limit. */
+  maxResponseBytes?: number;
 }
 
 const WRITE_METHODS = new Set(['POST', 'PUT', 'DELETE', 'PATCH']);
@@ -117,6 +131,19 @@ function deepBodyOutcome(body: unknown): OperationOutcome | undefined {
   return undefined;
 }
 
+/** Whether a $graphql body asks for a mutation: writes go through the REST interactions, where they are checked. */
+function isGraphqlMutation(body: unknown): boolean {
+  const query = (body as { query?: unknown } | undefined)?.query;
+  if (typeof query !== 'string') return false;
+  let document: DocumentNode;
+  try {
+    document = parseGraphql(query);
+  } catch {
+    return false; // Medplum answers a syntax error itself, running nothing.
+  }
+  return document.definitions.some((d) => d.kind === 'OperationDefinition' && d.operation !== 'query');
+}
+
 function createServer(store: ResourceStore, opts: Required<EmbeddedFhirServerOptions>): EmbeddedFhirServer {
   const limits = { defaultPageSize: opts.defaultPageSize, maxPageSize: opts.maxPageSize };
   // Medplum's router as it ships: every interaction reaches the store through the repository.
@@ -139,18 +166,22 @@ function createServer(store: ResourceStore, opts: Required<EmbeddedFhirServerOpt
       return { status: 200, body, headers: responseHeaders(200, body, baseUrl) };
     }
     if (method === 'POST' && path === '') {
-      const problem = bundleEntryProblem(req.body);
+      const problem = bundleEntryProblem(req.body) ?? bundleEntryLimitProblem(req.body, opts.maxBundleEntries);
       if (problem) {
         const body = badRequest(problem);
         return { status: 400, body, headers: responseHeaders(400, body, baseUrl) };
       }
+    }
+    if (method === 'POST' && path === '/$graphql' && isGraphqlMutation(req.body)) {
+      const body = withDiagnostics(forbidden, 'GraphQL mutations are refused here: write through the REST interactions');
+      return { status: 403, body, headers: responseHeaders(403, body, baseUrl) };
     }
     // Medplum's router walks a body recursively (urn: references in a transaction) before the store validates it:
     // a body nested past the validator's limit gets the validator's clear 400 first, never a stack overflow.
     const tooDeep = deepBodyOutcome(req.body);
     if (tooDeep) return { status: 400, body: tooDeep, headers: responseHeaders(400, tooDeep, baseUrl) };
     const search = prepareSearchRequest({ method, url, body: req.body }, limits);
-    const repo = new StoreRepository(store, { limits, baseUrl, now: opts.now, generateId: opts.generateId });
+    const repo = new StoreRepository(store, { limits, baseUrl, now: opts.now, generateId: opts.generateId, access: req.access });
     const response = await router.handleRequest(
       {
         method: method as HttpMethod,
@@ -175,14 +206,33 @@ function createServer(store: ResourceStore, opts: Required<EmbeddedFhirServerOpt
   /** A PUT-only batch or transaction (bulk-put.ts): validated already, written without the router's per-entry work. */
   async function dispatchBulk(req: EmbeddedFhirRequest, bulk: BulkPut, verdicts: Verdicts): Promise<EmbeddedFhirResponse> {
     const baseUrl = (req.baseUrl ?? opts.baseUrl).replace(/\/+$/, '');
-    const repo = new StoreRepository(store, { limits, baseUrl, now: opts.now, generateId: opts.generateId });
+    const repo = new StoreRepository(store, { limits, baseUrl, now: opts.now, generateId: opts.generateId, access: req.access });
     const minimal = /\breturn=(minimal|OperationOutcome)\b/i.test(lowerCaseHeaders(req.headers).prefer ?? '');
     const [, bundle] = await applyBulkPut(repo, bulk, verdicts, { minimal, owned: req.ownsBody === true });
     const body = addFullUrls(bundle, baseUrl);
     return { status: 200, body, headers: responseHeaders(200, body, baseUrl) };
   }
 
-  async function handle(req: EmbeddedFhirRequest): Promise<EmbeddedFhirResponse> {
+  /** The answer serialised within FHIR_MAX_RESPONSE_BYTES, or the 4xx that names the limit. */
+  async function sized(res: EmbeddedFhirResponse): Promise<EmbeddedFhirResponse> {
+    const serialized = await serializeFhirBody(res.body, opts.maxResponseBytes);
+    if (serialized.ok) return { ...res, text: serialized.text };
+    const body = withDiagnostics(
+      { ...badRequest('too costly'), issue: [{ severity: 'error', code: 'too-costly' }] },
+      `The answer would pass ${opts.maxResponseBytes} bytes (FHIR_MAX_RESPONSE_BYTES): ask for less (a smaller _count, _elements, _summary=count, fewer entries).`,
+    );
+    return { status: 400, body, headers: responseHeaders(400, body, opts.baseUrl) };
+  }
+
+  async function handle(raw: EmbeddedFhirRequest): Promise<EmbeddedFhirResponse> {
+    // One reading of the target: the repository runs its canonical form, and the caller decided on the same.
+    let req: EmbeddedFhirRequest;
+    try {
+      req = { ...raw, url: parseFhirRequestTarget(raw.url).url };
+    } catch (err) {
+      const body = normalizeOperationOutcome(err);
+      return { status: 400, body, headers: responseHeaders(400, body, opts.baseUrl) };
+    }
     const isBase = req.url.split('?')[0].replace(/\/+$/, '') === '';
     const bulk = req.method.toUpperCase() === 'POST' && isBase ? readBulkPut(req.body) : undefined;
     // Validated before joining the write queue, so the next request's validation overlaps this one's writes.
@@ -194,10 +244,10 @@ function createServer(store: ResourceStore, opts: Required<EmbeddedFhirServerOpt
         const body = status >= 500 ? serverError(new Error('Internal error in the embedded FHIR server')) : outcome;
         return { status, body, headers: responseHeaders(status, body, opts.baseUrl) };
       });
-    if (!WRITE_METHODS.has(req.method.toUpperCase())) return run();
+    if (!WRITE_METHODS.has(req.method.toUpperCase())) return sized(await run());
     const result = writeTail.then(run, run);
     writeTail = result;
-    return result;
+    return sized(await result);
   }
 
   const inProcessFetch = (async (input: RequestInfo | URL, init?: RequestInit) => {
@@ -228,7 +278,7 @@ function createServer(store: ResourceStore, opts: Required<EmbeddedFhirServerOpt
       headers: headersOf(request.headers),
       ownsBody: true,
     });
-    return new Response(JSON.stringify(res.body), { status: res.status, headers: res.headers });
+    return new Response(res.text ?? JSON.stringify(res.body), { status: res.status, headers: res.headers });
   }) as typeof fetch;
 
   return {
@@ -254,5 +304,7 @@ export async function createEmbeddedFhirServer(options: EmbeddedFhirServerOption
     maxPageSize: options.maxPageSize ?? 1000,
     now: options.now ?? (() => new Date()),
     generateId: options.generateId ?? randomUUID,
+    maxBundleEntries: options.maxBundleEntries ?? 100,
+    maxResponseBytes: options.maxResponseBytes ?? 32 * 1024 * 1024,
   });
 }

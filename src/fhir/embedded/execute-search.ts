@@ -11,7 +11,7 @@ import type { Bundle, BundleLink, Resource } from '@medplum/fhirtypes';
 import { includeResources } from './include-resources.ts';
 import { filterReference, matchesFilter } from './match-search-filter.ts';
 import type { SearchFilter, SearchQuery, SortRule } from './parse-search-query.ts';
-import type { ResourceStore } from './resource-store.ts';
+import type { StoreReader } from './store-reader.ts';
 import { indexedParams, tokenKey } from './search-index-keys.ts';
 import { searchValues } from './search-values.ts';
 
@@ -38,7 +38,7 @@ function indexKeysFor(resourceType: string, filter: SearchFilter): string[] | un
   return keys;
 }
 
-function candidates(store: ResourceStore, query: SearchQuery): Iterable<Stored> {
+function candidates(store: StoreReader, query: SearchQuery): Iterable<Stored> {
   const { resourceType } = query;
   let best: string[] | undefined;
   for (const filter of query.filters) {
@@ -137,7 +137,7 @@ export function pageLinks(
   return links;
 }
 
-export function executeSearch(store: ResourceStore, query: SearchQuery, baseUrl: string): Bundle {
+export function executeSearch(store: StoreReader, query: SearchQuery, baseUrl: string): Bundle {
   const matches: Stored[] = [];
   for (const resource of candidates(store, query)) {
     if (query.filters.every((f) => matchesFilter(resource, f))) matches.push(resource);

@@ -4,7 +4,7 @@
 import { convertToSearchableReferences } from '@medplum/core';
 import type { Resource } from '@medplum/fhirtypes';
 import type { IncludeRule, SearchQuery } from './parse-search-query.ts';
-import type { ResourceStore } from './resource-store.ts';
+import type { StoreReader } from './store-reader.ts';
 import { indexedParams } from './search-index-keys.ts';
 import { normaliseReference, searchValues } from './search-values.ts';
 
@@ -21,7 +21,7 @@ function referencesOf(resource: Stored, rule: IncludeRule): string[] {
 }
 
 /** Who points at a resource through a revinclude rule: the store's index when it has one, else one scan per search. */
-function referrerFinder(store: ResourceStore, rule: IncludeRule): (target: string) => Iterable<Stored> {
+function referrerFinder(store: StoreReader, rule: IncludeRule): (target: string) => Iterable<Stored> {
   if (indexedParams(rule.sourceType).includes(rule.code)) {
     return (target) =>
       [...(store.lookup(rule.sourceType, rule.code, target) ?? [])]
@@ -44,7 +44,7 @@ function referrerFinder(store: ResourceStore, rule: IncludeRule): (target: strin
   };
 }
 
-export function includeResources(store: ResourceStore, page: Stored[], query: Pick<SearchQuery, 'includes' | 'revIncludes'>): Stored[] {
+export function includeResources(store: StoreReader, page: Stored[], query: Pick<SearchQuery, 'includes' | 'revIncludes'>): Stored[] {
   if (!query.includes.length && !query.revIncludes.length) return [];
   const seen = new Set(page.map(keyOf));
   const included: Stored[] = [];

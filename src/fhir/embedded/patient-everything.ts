@@ -7,7 +7,7 @@ import { collectReferences } from '../collect-references.ts';
 import { pageLinks } from './execute-search.ts';
 import { normaliseReference } from './search-values.ts';
 import { nonNegativeInt, type SearchLimits } from './parse-search-query.ts';
-import type { ResourceStore } from './resource-store.ts';
+import type { StoreReader } from './store-reader.ts';
 import { indexedParams } from './search-index-keys.ts';
 
 type Stored = Resource & { id: string };
@@ -51,7 +51,7 @@ function parseEverythingQuery(query: Query, limits: SearchLimits) {
   };
 }
 
-function everythingOf(store: ResourceStore, patient: Stored, keep: (r: Stored) => boolean): Stored[] {
+function everythingOf(store: StoreReader, patient: Stored, keep: (r: Stored) => boolean): Stored[] {
   const target = `Patient/${patient.id}`;
   const seen = new Set([target]);
   const members: Stored[] = [];
@@ -83,7 +83,7 @@ function everythingOf(store: ResourceStore, patient: Stored, keep: (r: Stored) =
   return [patient, ...members, ...referenced];
 }
 
-export function patientEverything(store: ResourceStore, opts: { id: string; query: Query; limits: SearchLimits; baseUrl: string }): Bundle {
+export function patientEverything(store: StoreReader, opts: { id: string; query: Query; limits: SearchLimits; baseUrl: string }): Bundle {
   const patient = store.get('Patient', opts.id);
   if (!patient) throw new OperationOutcomeError(notFound);
   const q = parseEverythingQuery(opts.query, opts.limits);

@@ -7,6 +7,7 @@ import {
   allOk,
   badRequest,
   created,
+  forbidden,
   isResourceType,
   notFound,
   preconditionFailed,
@@ -15,6 +16,7 @@ import {
 } from '@medplum/core';
 import { FhirRepository, type ReadHistoryOptions, type RepositoryMode } from '@medplum/fhir-router';
 import type { Bundle, OperationOutcome, Reference, Resource } from '@medplum/fhirtypes';
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { FHIR_ID } from '../fhir-id.ts';
 import { withDiagnostics } from '../with-diagnostics.ts';
 import { executeSearch } from './execute-search.ts';
@@ -24,12 +26,17 @@ import type { ResourceStore } from './resource-store.ts';
 import { deepFreeze } from './deep-freeze.ts';
 import { validateFhirResource } from './validate-fhir-resource.mjs';
 import { searchRequestPairs } from './search-request-pairs.ts';
+import type { RepositoryAccess, RepositoryWrite } from './repository-access.ts';
+import { scopedStoreView } from './scoped-store-view.ts';
+import type { StoreReader } from './store-reader.ts';
 
 export interface StoreRepositoryOptions {
   limits: SearchLimits;
   baseUrl: string;
   now: () => Date;
   generateId: () => string;
+  /** The caller's access: everything this repository reads or writes goes through it. Unset: the whole store. */
+  access?: RepositoryAccess;
 }
 
 type Stored = Resource & { id: string };
@@ -67,12 +74,34 @@ export class StoreRepository extends FhirRepository<undefined> {
   private owned = false;
   /** What an update did when it was not a plain update: Medplum's router answers allOk to every update. */
   private readonly updateOutcomes = new WeakMap<Resource, OperationOutcome>();
+  /** The store as the caller may see it. */
+  private readonly view: StoreReader;
 
   constructor(
     private readonly store: ResourceStore,
     private readonly opts: StoreRepositoryOptions,
   ) {
     super();
+    this.view = opts.access ? scopedStoreView(store, opts.access) : store;
+  }
+
+  /** Refuses a write the caller may not make. AuditEvents are append-only for everyone, on every route. */
+  private checkWrite(interaction: RepositoryWrite, resource: Resource): void {
+    if (resource.resourceType === 'AuditEvent' && interaction !== 'create') {
+      throw new OperationOutcomeError(withDiagnostics(forbidden, 'AuditEvent records are append-only'));
+    }
+    const why = this.opts.access?.refusesWrite(interaction, resource);
+    if (why) throw new OperationOutcomeError(withDiagnostics(forbidden, why));
+  }
+
+  /** The current version, if the caller may see it; what it may not see is not found, like what does not exist. */
+  private visible(resourceType: string, id: string): Stored | undefined {
+    return this.view.get(resourceType, id);
+  }
+
+  private showing<T extends Resource>(resource: T): T {
+    this.opts.access?.shown?.(resource);
+    return resource;
   }
 
   /** `created` for an update that created the resource, `noChange` for one that changed nothing; else undefined. */
@@ -98,6 +127,10 @@ export class StoreRepository extends FhirRepository<undefined> {
     }
     if (!this.validated) validateFhirResource(candidate);
     const previous = this.store.get(resource.resourceType, id);
+    if (previous && !this.visible(resource.resourceType, id)) {
+      throw new OperationOutcomeError(withDiagnostics(forbidden, `This ${resource.resourceType} id is taken by a resource the caller may not change`));
+    }
+    this.checkWrite(previous ? 'update' : 'create', candidate);
     const version = Number(previous?.meta?.versionId ?? 0) + 1;
     const meta = {
       ...candidate.meta,
@@ -119,7 +152,8 @@ export class StoreRepository extends FhirRepository<undefined> {
   /** Creates the resource when the id is new; an identical resource keeps its version (idempotent reloads stay cheap). */
   async updateResource<T extends Resource>(resource: T, options?: { ifMatch?: string }): Promise<WithId<T>> {
     if (!resource.id) throw new OperationOutcomeError(badRequest('Missing id', `${resource.resourceType}.id`));
-    const existing = this.store.get(resource.resourceType, resource.id);
+    const existing = this.visible(resource.resourceType, resource.id);
+    if (existing) this.checkWrite('update', existing);
     if (options?.ifMatch) {
       if (!existing) throw new OperationOutcomeError(notFound);
       if (existing.meta?.versionId !== options.ifMatch) throw new OperationOutcomeError(preconditionFailed);
@@ -149,9 +183,9 @@ export class StoreRepository extends FhirRepository<undefined> {
   }
 
   async readResource<T extends Resource>(resourceType: string, id: string): Promise<WithId<T>> {
-    const found = this.store.get(resourceType, id);
+    const found = this.visible(resourceType, id);
     if (!found) throw new OperationOutcomeError(notFound);
-    return found as WithId<T>;
+    return this.showing(found) as WithId<T>;
   }
 
   async readReference<T extends Resource>(reference: Reference<T>): Promise<WithId<T>> {
@@ -177,21 +211,37 @@ export class StoreRepository extends FhirRepository<undefined> {
   }
 
   async deleteResource(resourceType: string, id: string): Promise<void> {
-    const previous = this.store.remove(resourceType, id);
-    if (!previous) throw new OperationOutcomeError(notFound);
+    const current = this.visible(resourceType, id);
+    if (!current) throw new OperationOutcomeError(notFound);
+    this.checkWrite('delete', current);
+    const previous = this.store.remove(resourceType, id)!;
     this.undo?.push({ resourceType, id, previous });
   }
 
   /** Every search: HTTP and batch entries through FhirRouter, If-None-Exist, conditional references. */
   async search<T extends Resource>(searchRequest: SearchRequest<T>): Promise<Bundle<WithId<T>>> {
     if (!isKnownResourceType(searchRequest.resourceType)) throw new OperationOutcomeError(notFound);
+    // A batch runs its searches back to back on promises alone; a turn of the event loop before each keeps the
+    // server answering others (/health) while a large batch runs.
+    await yieldToLoop();
     const query = parseSearchQuery(searchRequest.resourceType, searchRequestPairs(searchRequest), this.opts.limits);
-    return executeSearch(this.store, query, this.opts.baseUrl) as Bundle<WithId<T>>;
+    return this.shownIn(executeSearch(this.view, query, this.opts.baseUrl)) as Bundle<WithId<T>>;
   }
 
   /** Patient/{id}/$everything, paged like a search. */
   patientEverything(id: string, query: Record<string, string | string[] | undefined>): Bundle {
-    return patientEverything(this.store, { id, query, limits: this.opts.limits, baseUrl: this.opts.baseUrl });
+    return this.shownIn(patientEverything(this.view, { id, query, limits: this.opts.limits, baseUrl: this.opts.baseUrl }));
+  }
+
+  /** Tells the access of each resource a bundle shows, as stored (an `_elements` page holds trimmed copies). */
+  private shownIn(bundle: Bundle): Bundle {
+    if (!this.opts.access?.shown) return bundle;
+    for (const e of bundle.entry ?? []) {
+      const r = e.resource;
+      const stored = r?.id ? this.store.get(r.resourceType, r.id) : undefined;
+      if (stored) this.showing(stored);
+    }
+    return bundle;
   }
 
   async searchByReference<T extends Resource>(
