@@ -115,6 +115,16 @@ export const CONFIG_VARS = {
     schema: z.string().min(1),
     help: 'Seed the embedded FHIR server from this folder of Bundle JSON and/or bulk NDJSON (e.g. the MIMIC-IV demo on FHIR) instead of the synthetic EHR; `npm start -- --ehr <dir>` sets it.',
   },
+  FHIR_MAX_BUNDLE_ENTRIES: {
+    schema: int(1, 100_000),
+    default: '100',
+    help: 'Most entries that read or search (GET, conditional) in one batch or transaction sent to the embedded server; more is a 400 naming this limit.',
+  },
+  FHIR_MAX_RESPONSE_BYTES: {
+    schema: int(65_536, 1_073_741_824),
+    default: '33554432',
+    help: 'Largest answer of the embedded FHIR server; a larger one is a 400 (too-costly) naming this limit, before anything is sent.',
+  },
   SERVER_TOOLS: { schema: bool, default: 'true', help: 'Run the FHIR tools server-side on chat requests (false = pure pass-through).' },
   AGENT_MAX_STEPS: { schema: int(1, 100), default: '8', help: 'Most model calls per chat request in the tool loop.' },
   AGENT_MAX_TOOL_CALLS: { schema: int(1, 1000), default: '32', help: 'Most server-side tool calls per chat request.' },

@@ -107,7 +107,10 @@ async function createFhirSide(
     const headers = config.FHIR_AUTH_HEADER ? { authorization: config.FHIR_AUTH_HEADER } : undefined;
     return { fhir: createMedplumFhirClient({ baseUrl: config.FHIR_BASE_URL, headers }), plugins: [] };
   }
-  const fhirServer = await createEmbeddedFhirServer();
+  const fhirServer = await createEmbeddedFhirServer({
+    maxBundleEntries: config.FHIR_MAX_BUNDLE_ENTRIES,
+    maxResponseBytes: config.FHIR_MAX_RESPONSE_BYTES,
+  });
   if (seed) {
     const started = performance.now();
     await fhirServer.loadBundles(await seed());
