@@ -9,7 +9,7 @@ const page = (n: number) => ({
   entry: Array.from({ length: n }, (_, i) => ({ fullUrl: `u/${i}`, resource: obs(i), search: { mode: 'match' } })),
 });
 
-it('writes what JSON.stringify writes (a Bundle's `entry`, and a nested entry's `resource`, move last), small or large', async () => {
+it('writes what JSON.stringify writes (the entry list and a nested resource move last), small or large', async () => {
   const bodies = [
     obs(1),
     page(3),
