@@ -131,3 +131,27 @@ describe('bounded work per request', () => {
     expect(health.length).toBeGreaterThan(0);
   });
 });
+
+describe('PATCH with application/json-patch+json', () => {
+  const patch = (k: string, target: string, ops: unknown) =>
+    fhir(k, target, { method: 'PATCH', body: ops, headers: { 'content-type': 'application/json-patch+json' } });
+
+  it('applies a JSON Patch through the same checks as a PUT', async () => {
+    const id = (await json(fhir(key.admin, `/Observation?patient=${OWN_PATIENT}&_count=1`))).entry[0].resource.id;
+    const answer = await patch(key.admin, `/Observation/${id}`, [{ op: 'replace', path: '/status', value: 'amended' }]);
+    expect(answer.status, answer.text).toBe(200);
+    expect(JSON.parse(answer.text)).toMatchObject({ id, status: 'amended' });
+    expect((await json(fhir(key.admin, `/Observation/${id}`))).status).toBe('amended');
+    // A failing test operation, a path that is not there, a change of id: 400, nothing written.
+    for (const ops of [
+      [{ op: 'test', path: '/status', value: 'final' }],
+      [{ op: 'remove', path: '/nothing/here' }],
+      [{ op: 'replace', path: '/id', value: 'other' }],
+    ]) {
+      expect((await patch(key.admin, `/Observation/${id}`, ops)).status, JSON.stringify(ops)).toBe(400);
+    }
+    // A read-only key, and a patient key (a patch can move a resource to another patient): refused.
+    expect((await patch(key.sys1, `/Observation/${id}`, [{ op: 'replace', path: '/status', value: 'final' }])).status).toBe(403);
+    expect((await patch(key.patw, `/Observation/${id}`, [{ op: 'replace', path: '/status', value: 'final' }])).status).toBe(403);
+  });
+});

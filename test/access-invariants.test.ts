@@ -141,7 +141,7 @@ const searchPairs = (type: string) =>
     ),
     { minLength: 1, maxLength: 4 },
   );
-const spell = (pairs: string[][], style: number): string => {
+const spell = (pairs: ReadonlyArray<readonly string[]>, style: number): string => {
   const q = pairs.map(([k, v]) => `${style % 3 === 1 ? encodeURIComponent(k).replace(/^_/, '%5F') : k}=${encodeURIComponent(v)}`).join('&');
   return q;
 };
@@ -163,7 +163,7 @@ const restAttempt = fc.constantFrom(...TYPES).chain((type) =>
       method: 'POST',
       target: `/fhir/${type}/_search?${spell(query, 0)}`,
       body: json ? JSON.stringify(Object.fromEntries(body)) : spell(body, 0),
-      headers: json ? {} : { 'content-type': 'application/x-www-form-urlencoded' },
+      headers: (json ? {} : { 'content-type': 'application/x-www-form-urlencoded' }) as Record<string, string>,
     })),
     fc
       .tuple(fc.array(searchPairs(type), { minLength: 1, maxLength: 3 }), fc.constantFrom('batch', 'transaction'))

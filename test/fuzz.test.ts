@@ -187,8 +187,17 @@ describe('bugs the fuzz found', () => {
     expect(fhirProblem(res.status, await res.text())).toBeUndefined();
   });
 
-  it('a bad percent escape without a valid key → 401, in the envelope of its path', async () => {
-    const v1 = await fetch(`${gw.baseUrl}/v1/models/%zz`, { headers: { authorization: 'Bearer wrong-key' } });
+  it('a bad percent escape → 400 in the envelope of its path, key or not: no route matched, so no handler runs', async () => {
+    for (const headers of [{ authorization: 'Bearer wrong-key' }, {}]) {
+      const v1 = await fetch(`${gw.baseUrl}/v1/models/%zz`, { headers });
+      expect(v1.status).toBe(400);
+      expect(openAiErrorProblem(await v1.text())).toBeUndefined();
+      const fhir = await fetch(`${gw.baseUrl}/fhir/Patient/%zz`, { headers });
+      expect(fhir.status).toBe(400);
+      expect(fhirProblem(fhir.status, await fhir.text())).toBeUndefined();
+    }
+  });
+});
     expect(v1.status).toBe(401);
     expect(openAiErrorProblem(await v1.text())).toBeUndefined();
     const fhir = await fetch(`${gw.baseUrl}/fhir/Patient/%zz`);

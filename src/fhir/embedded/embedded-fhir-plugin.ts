@@ -28,7 +28,7 @@ function belowPrefix(rawUrl: string): string {
 
 export const embeddedFhirPlugin: FastifyPluginAsync<EmbeddedFhirPluginOptions> = async (app, { server, authorize, guard }) => {
   const prefix = app.prefix;
-  for (const type of ['application/fhir+json', 'application/json']) {
+  for (const type of ['application/fhir+json', 'application/json', 'application/json-patch+json']) {
     if (app.hasContentTypeParser(type)) app.removeContentTypeParser(type);
     app.addContentTypeParser(type, { parseAs: 'string' }, (_req, body, done) => {
       if (body === '') return done(null, undefined);

@@ -15,6 +15,7 @@ import {
   type WithId,
 } from '@medplum/core';
 import { FhirRepository, type ReadHistoryOptions, type RepositoryMode } from '@medplum/fhir-router';
+import { applyPatch, type Operation } from 'rfc6902';
 import type { Bundle, OperationOutcome, Reference, Resource } from '@medplum/fhirtypes';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { FHIR_ID } from '../fhir-id.ts';
@@ -178,8 +179,16 @@ export class StoreRepository extends FhirRepository<undefined> {
     }
   }
 
-  async patchResource<T extends Resource>(): Promise<WithId<T>> {
-    throw new OperationOutcomeError(badRequest('PATCH is not supported by the embedded server; use PUT'));
+  /** JSON Patch (RFC 6902) on the current version, then an ordinary update: the same checks as a PUT. */
+  async patchResource<T extends Resource>(resourceType: string, id: string, patch: Operation[]): Promise<WithId<T>> {
+    const current = await this.readResource<T>(resourceType, id);
+    const patched = structuredClone(current) as Resource;
+    const failed = applyPatch(patched, patch).findIndex((r) => r !== null);
+    if (failed >= 0) throw new OperationOutcomeError(badRequest(`Patch operation ${failed} could not be applied (a test failed or a path does not exist)`));
+    if (patched.resourceType !== resourceType || patched.id !== id) {
+      throw new OperationOutcomeError(badRequest('A patch may not change resourceType or id'));
+    }
+    return this.updateResource(patched as T);
   }
 
   async readResource<T extends Resource>(resourceType: string, id: string): Promise<WithId<T>> {
