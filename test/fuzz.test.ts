@@ -188,7 +188,7 @@ describe('bugs the fuzz found', () => {
   });
 
   it('a bad percent escape → 400 in the envelope of its path, key or not: no route matched, so no handler runs', async () => {
-    for (const headers of [{ authorization: 'Bearer wrong-key' }, {}]) {
+    for (const headers of [{ authorization: 'Bearer wrong-key' }, {}] as Array<Record<string, string>>) {
       const v1 = await fetch(`${gw.baseUrl}/v1/models/%zz`, { headers });
       expect(v1.status).toBe(400);
       expect(openAiErrorProblem(await v1.text())).toBeUndefined();

@@ -17,8 +17,9 @@ import {
 import { withDiagnostics } from '../fhir/with-diagnostics.ts';
 import { authorizeInteraction, unauthorizedInclude, unauthorizedResult } from './authorize-interaction.ts';
 import { classifyFhirRequest, type FhirRequestInteraction } from './classify-fhir-request.ts';
-import type { KeyAccess } from './key-access.ts';
-import { patientIdsOf } from './patient-compartment.ts';
+import { decideAccess, type KeyAccess } from './key-access.ts';
+import { isSharedType, patientIdsOf, searchPatientIds } from './patient-compartment.ts';
+import { findSearchParameter } from '../fhir/embedded/search-values.ts';
 
 export interface ScopedFhirClientOptions {
   fhir: FhirClient;
@@ -35,6 +36,21 @@ function searchPairs(params: SearchParams): Array<[string, string]> {
 }
 
 const refOf = (r: Resource) => `${r.resourceType}/${r.id}`;
+
+/**
+ * A patient-scoped key's search that names no patient gets the key's compartment as a parameter (`patient`, or `_id`
+ * on Patient), so the server itself confines the matches and any count it reports; one that names patients is
+ * checked against the key's list as it is.
+ */
+function withCompartment(access: KeyAccess, resourceType: string, params: SearchParams): SearchParams {
+  const d = decideAccess(access, 'search', resourceType);
+  if (!d.allowed || !d.patients || isSharedType(resourceType) || d.patients.size === 0) return params;
+  if (searchPatientIds(resourceType, searchPairs(params))) return params;
+  const name = resourceType === 'Patient' ? '_id' : 'patient';
+  if (resourceType !== 'Patient' && !findSearchParameter(resourceType, 'patient')) return params;
+  const named = params[name];
+  return { ...params, [name]: [...(named === undefined ? [] : Array.isArray(named) ? named : [named]), [...d.patients].join(',')] };
+}
 
 export function createScopedFhirClient({ fhir, access, audit, tool }: ScopedFhirClientOptions): FhirClient {
   const record = (i: FhirRequestInteraction, f: Pick<AuditFacts, 'status'> & Partial<AuditFacts>) =>
@@ -91,7 +107,8 @@ export function createScopedFhirClient({ fhir, access, audit, tool }: ScopedFhir
         (r) => ({ read: [r], written: [] }),
       );
     },
-    searchResources<T extends Resource>(resourceType: string, params: SearchParams, options?: SearchOptions) {
+    searchResources<T extends Resource>(resourceType: string, asked: SearchParams, options?: SearchOptions) {
+      const params = withCompartment(access, resourceType, asked);
       const i: FhirRequestInteraction = {
         subtype: 'search-type',
         needs: ['search'],
