@@ -17,6 +17,12 @@ export interface McpRouteOptions {
    * may not run more tools than a chat request may (AGENT_MAX_TOOL_CALLS).
    */
   maxToolCalls: number;
+  /**
+   * Whether a browser page of this Origin may drive the tools (the MCP spec's DNS-rebinding defence): the host
+   * policy's list (loopback, ALLOWED_HOSTS, PUBLIC_BASE_URL), never the request's own Host, which a rebinding
+   * page controls.
+   */
+  allowsOrigin(origin: string): boolean;
 }
 
 /** Without sessions there is no stream to open (GET) or session to end (DELETE); the SDK client expects 405. */
@@ -46,13 +52,15 @@ async function handlePost(req: FastifyRequest, reply: FastifyReply, o: McpRouteO
     const message = `Invalid Request: at most ${o.maxToolCalls} tools/call requests per batch (this one has ${calls}); send them in several POSTs.`;
     return reply.code(400).send({ jsonrpc: '2.0', error: { code: -32600, message }, id: null });
   }
+  const origin = req.headers.origin;
+  if (origin !== undefined && !o.allowsOrigin(origin)) {
+    // The SDK transport's own answer to a foreign Origin, so clients see one shape whoever refuses.
+    return reply.code(403).send({ jsonrpc: '2.0', error: { code: -32000, message: `Invalid Origin header: ${origin}` }, id: null });
+  }
   const server = o.serverFor(req.keyAccess);
   const transport = new WebStandardStreamableHTTPServerTransport({
     sessionIdGenerator: undefined,
     enableJsonResponse: true,
-    // The MCP spec's DNS-rebinding defence: a browser page from another origin may not drive the tools.
-    enableDnsRebindingProtection: true,
-    allowedOrigins: [`http://${req.host}`, `https://${req.host}`],
   });
   // A client that hangs up aborts the tool calls still running (closing the server aborts their signals).
   const hungUp = () => void (reply.raw.writableFinished || server.close());
