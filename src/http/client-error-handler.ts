@@ -12,8 +12,11 @@ import { ApiError } from '../openai/api-error.ts';
 
 interface ClientError extends Error {
   code?: string;
-  /** The bytes the parser was given when it failed (Node sets it for parse errors): the request line, if any. */
-  rawPacket?: Buffer;
+  /**
+   * The bytes the parser was given when it failed: Node sets a Buffer for parse errors (fastify's types say
+   * otherwise), so it is checked before use.
+   */
+  rawPacket?: unknown;
 }
 
 interface Refusal {
@@ -39,8 +42,9 @@ const MALFORMED: Refusal = { status: 400, code: 'invalid_request', message: 'The
  * packet than the request line's, or on a timeout (Node gives no packet then), the path is unknown and the OpenAI
  * envelope, the default family, is used.
  */
-function isFhirRequest(packet: Buffer | undefined): boolean {
-  const line = packet?.subarray(0, 8192).toString('latin1').split('\r\n', 1)[0] ?? '';
+function isFhirRequest(packet: unknown): boolean {
+  if (!Buffer.isBuffer(packet)) return false;
+  const line = packet.subarray(0, 8192).toString('latin1').split('\r\n', 1)[0]!;
   const target = /^[A-Z]+ (\S+) HTTP\/\d\.\d$/.exec(line)?.[1];
   if (target === undefined) return false;
   try {
