@@ -69,7 +69,8 @@ describe('createRateLimiter (sliding window)', () => {
         fc.integer({ min: 1, max: 6 }),
         fc.array(fc.tuple(fc.integer({ min: 0, max: 15_000 }), fc.constantFrom('a', 'b', 'c')), { maxLength: 200 }),
         (perMinute, steps) => {
-          const { limit, at } = clocked(perMinute);
+          // maxKeys = the number of keys: forgetting idle keys along the way must never change a decision.
+          const { limit, at } = clocked(perMinute, 3);
           const expected = reference(perMinute);
           const admitted = new Map<string, number[]>();
           let now = 0;
@@ -90,16 +91,27 @@ describe('createRateLimiter (sliding window)', () => {
     );
   });
 
-  it('bounded keys: past maxKeys the least recently used key is forgotten, recently used ones keep their window', () => {
+  it('bounded keys: idle keys make room first; past maxKeys live ones, a live window is forgotten', () => {
     const { limit, at } = clocked(1, 2);
     at(0);
     limit('a');
+    at(30_000);
     limit('b');
-    at(1000);
-    expect(limit('a').ok).toBe(false); // 'a' is now the most recently used
-    limit('c'); // a third key: 'b' (least recently used) is forgotten
-    expect(limit('a').ok).toBe(false);
-    expect(limit('b').ok).toBe(true);
+    at(61_000);
+    // 'a' is idle (its only admission left the window), 'b' is not: the third key takes 'a''s place.
+    expect(limit('c').ok).toBe(true);
+    expect(limit('b')).toEqual({ ok: false, retryAfterS: 29 });
+    expect(limit('c').ok).toBe(false);
+    // A fourth live key is still limited: room is made by forgetting one of the other live windows.
+    expect(limit('d').ok).toBe(true);
+    expect(limit('d').ok).toBe(false);
+  });
+
+  it('a flood of distinct keys costs bounded memory and leaves the limiter working', () => {
+    const { limit, at } = clocked(3, 1000);
+    at(0);
+    for (let i = 0; i < 50_000; i++) limit(`ip:${i}`);
+    expect([limit('k').ok, limit('k').ok, limit('k').ok, limit('k').ok]).toEqual([true, true, true, false]);
   });
 
   it('a window grows past its initial capacity and wraps around without losing order (large N, against the reference)', () => {

@@ -44,24 +44,35 @@ class AdmittedTimes {
 }
 
 export function createRateLimiter(o: { perMinute: number; now: () => number; maxKeys?: number }): (key: string) => RateDecision {
-  // Least recently used first (a Map keeps insertion order; every use re-inserts its key).
   const windows = new Map<string, AdmittedTimes>();
-  const maxKeys = o.maxKeys ?? 100_000;
+  const maxKeys = Math.max(1, o.maxKeys ?? 100_000);
+  // A round-robin walk over the keys (a Map iterator stays valid while entries come and go). Not a least-recently-
+  // used order: re-inserting on every use leaves deleted slots at the front of V8's table that each look past
+  // (27 µs a decision at 10,000 keys, measured).
+  let walk = windows.entries();
+  const nextKey = (): [string, AdmittedTimes] | undefined => {
+    let step = walk.next();
+    if (step.done) step = (walk = windows.entries()).next();
+    return step.done ? undefined : step.value;
+  };
+  const idle = (w: AdmittedTimes, now: number) => w.newest() <= now - WINDOW_MS;
   return (key) => {
     if (o.perMinute <= 0) return { ok: true, retryAfterS: 0 };
     const now = o.now();
-    // Amortised cleanup: the least recently used key goes once its window is empty, so idle keys hold no memory.
-    const lru = windows.entries().next().value;
-    if (lru && lru[0] !== key && lru[1].newest() <= now - WINDOW_MS) windows.delete(lru[0]);
+    // Each decision looks at one more key of the walk and forgets it if its window is empty, so idle keys hold no
+    // memory after a pass and no decision pays for more than one look.
+    const seen = nextKey();
+    if (seen && idle(seen[1], now)) windows.delete(seen[0]);
     let w = windows.get(key);
-    if (w) windows.delete(key);
-    else {
-      w = new AdmittedTimes();
-      // Bounded memory under a flood of distinct keys (e.g. per-IP when auth is off): the least recently used key is
-      // forgotten. That only loses a live window when more than `maxKeys` keys were active in the same minute.
-      if (windows.size >= maxKeys) windows.delete(windows.keys().next().value!);
+    if (!w) {
+      // Bounded memory under a flood of distinct keys (e.g. per-IP when auth is off): an idle key found within a few
+      // steps of the walk makes room, else the last one looked at is forgotten, and with it a live window.
+      for (let i = 0; windows.size >= maxKeys && i < 16; i++) {
+        const [k, v] = nextKey()!;
+        if (idle(v, now) || i === 15) windows.delete(k);
+      }
+      windows.set(key, (w = new AdmittedTimes()));
     }
-    windows.set(key, w);
     w.expire(now);
     if (w.size < o.perMinute) {
       w.push(now);
