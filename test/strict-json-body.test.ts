@@ -58,7 +58,11 @@ describe('strictJsonBody', () => {
     const before = received.length;
     const res = await post(withBytes(...bytes));
     expect(res.status).toBe(400);
-    expect(errorEnvelopeSchema.parse(res.json).error).toMatchObject({ code: 'invalid_json', type: 'invalid_request_error' });
+    expect(errorEnvelopeSchema.parse(res.json).error).toMatchObject({
+      code: 'invalid_json',
+      type: 'invalid_request_error',
+      message: expect.stringContaining('valid JSON in UTF-8'),
+    });
     expect(received.length).toBe(before);
   });
 
