@@ -47,15 +47,15 @@ const isToolCall = (m: unknown): boolean => typeof m === 'object' && m !== null 
 async function handlePost(req: FastifyRequest, reply: FastifyReply, o: McpRouteOptions): Promise<FastifyReply> {
   // The auth hook sets keyAccess on /mcp (the anonymous sandbox's on a keyless loopback gateway); without it, nothing.
   if (!req.keyAccess) throw new ApiError(401, 'No API key was checked for this request.', { code: 'invalid_api_key' });
-  const calls = Array.isArray(req.body) ? req.body.filter(isToolCall).length : 0;
-  if (calls > o.maxToolCalls) {
-    const message = `Invalid Request: at most ${o.maxToolCalls} tools/call requests per batch (this one has ${calls}); send them in several POSTs.`;
-    return reply.code(400).send({ jsonrpc: '2.0', error: { code: -32600, message }, id: null });
-  }
   const origin = req.headers.origin;
   if (origin !== undefined && !o.allowsOrigin(origin)) {
     // The SDK transport's own answer to a foreign Origin, so clients see one shape whoever refuses.
     return reply.code(403).send({ jsonrpc: '2.0', error: { code: -32000, message: `Invalid Origin header: ${origin}` }, id: null });
+  }
+  const calls = Array.isArray(req.body) ? req.body.filter(isToolCall).length : 0;
+  if (calls > o.maxToolCalls) {
+    const message = `Invalid Request: at most ${o.maxToolCalls} tools/call requests per batch (this one has ${calls}); send them in several POSTs.`;
+    return reply.code(400).send({ jsonrpc: '2.0', error: { code: -32600, message }, id: null });
   }
   const server = o.serverFor(req.keyAccess);
   const transport = new WebStandardStreamableHTTPServerTransport({
