@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { parseApiKeysFile, sha256Of, type ApiKeyEntry } from './auth/api-keys-file.ts';
 import { plainKeyAccess } from './auth/key-access.ts';
+import { parseHost } from './http/parse-host.ts';
 
 const bool = z.enum(['true', 'false', '1', '0', 'yes', 'no']).transform((v) => v === 'true' || v === '1' || v === 'yes');
 const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
@@ -23,6 +24,24 @@ interface VarSpec {
 export const CONFIG_VARS = {
   PORT: { schema: int(0, 65535), default: '8080', help: 'TCP port to listen on (0 = any free port).' },
   HOST: { schema: z.string().min(1), default: '127.0.0.1', help: 'Interface to bind. Auth may be off only on loopback.' },
+  ALLOWED_HOSTS: {
+    schema: list.refine(
+      (hosts) => hosts.every((h) => parseHost(h) !== undefined),
+      'each entry must be a host or host:port, e.g. gw.example.org or [::1]:8080',
+    ),
+    help: 'Host names (host or host:port, comma-separated) served besides loopback ones; requests with any other Host header are refused on a keyless gateway (DNS rebinding), and MCP accepts browser Origins on these hosts only.',
+  },
+  PUBLIC_BASE_URL: {
+    schema: z
+      .url({ protocol: /^https?$/ })
+      .refine((u) => !u.endsWith('/'), 'no trailing slash')
+      // zod runs every refinement even after the URL check failed, so this one must not assume a parsable URL.
+      .refine((u) => {
+        const url = URL.canParse(u) ? new URL(u) : undefined;
+        return !url || (!url.username && !url.password && !url.search && !url.hash);
+      }, 'no credentials, query or fragment'),
+    help: 'Absolute http(s) URL the gateway is reached at, e.g. https://gw.example.org (no trailing slash): links (FHIR next, Location) are built from it instead of the Host header.',
+  },
   API_KEYS: {
     schema: list,
     help: 'Accepted API keys, comma-separated: each may chat, read and search (system/*.rs); write through /fhir and the tools only with FHIR_WRITE_TOOLS=true. Unset (and no API_KEYS_FILE) = auth off (loopback HOST only).',

@@ -23,6 +23,39 @@ describe('loadConfig', () => {
   it('never echoes secrets in errors', () => {
     expect(() => loadConfig({ FHIR_AUTH_HEADER: 'Bearer x\nInjected: y' })).toThrow(/FHIR_AUTH_HEADER=<redacted>/);
   });
+  it('ALLOWED_HOSTS: a list of host[:port], trimmed; anything else (userinfo, paths, schemes, bad ports) is refused', () => {
+    expect(loadConfig({ ALLOWED_HOSTS: ' gw.example.org , [::1]:8080,GW2.example.org.' }).ALLOWED_HOSTS).toEqual([
+      'gw.example.org',
+      '[::1]:8080',
+      'GW2.example.org.',
+    ]);
+    expect(loadConfig({}).ALLOWED_HOSTS).toBeUndefined();
+    for (const bad of [
+      'http://gw.example.org',
+      'user@gw.example.org',
+      'gw.example.org/path',
+      'gw.example.org:99999',
+      'a b',
+      'gw:',
+      '::1',
+    ]) {
+      expect(() => loadConfig({ ALLOWED_HOSTS: `ok.example.org,${bad}` })).toThrow(/^invalid ALLOWED_HOSTS=.*host or host:port/);
+    }
+  });
+  it('PUBLIC_BASE_URL: an absolute http(s) URL without trailing slash, credentials, query or fragment', () => {
+    expect(loadConfig({ PUBLIC_BASE_URL: 'https://gw.example.org' }).PUBLIC_BASE_URL).toBe('https://gw.example.org');
+    expect(loadConfig({ PUBLIC_BASE_URL: 'http://127.0.0.1:8080/gateway' }).PUBLIC_BASE_URL).toBe('http://127.0.0.1:8080/gateway');
+    for (const [bad, why] of [
+      ['https://gw.example.org/', /trailing slash/],
+      ['gw.example.org', /PUBLIC_BASE_URL/],
+      ['ftp://gw.example.org', /PUBLIC_BASE_URL/],
+      ['https://u:p@gw.example.org', /no credentials/],
+      ['https://gw.example.org?x=1', /no credentials, query or fragment/],
+      ['https://gw.example.org#top', /no credentials, query or fragment/],
+    ] as const) {
+      expect(() => loadConfig({ PUBLIC_BASE_URL: bad })).toThrow(why);
+    }
+  });
   it('API keys enable auth on any host', () => {
     expect(loadConfig({ HOST: '0.0.0.0', API_KEYS: 'a, b' })).toMatchObject({ API_KEYS: ['a', 'b'], authEnabled: true });
   });

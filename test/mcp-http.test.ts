@@ -2,6 +2,7 @@
 // gateway on a loopback port: the tool list is the tools' own (zod-generated) definitions, calls answer the agent
 // loop's compact summaries, failures are results with isError, and /mcp has /fhir's keys, scopes and audit.
 import { mkdtempSync, readFileSync } from 'node:fs';
+import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AuditEvent } from '@medplum/fhirtypes';
@@ -239,6 +240,41 @@ describe('keys and scopes, as on /fhir', () => {
     const get = await fetch(`${gw.baseUrl}/mcp`, { headers: { authorization: `Bearer ${key.reader}`, accept: 'text/event-stream' } });
     expect(get.status).toBe(405);
     expect(get.headers.get('allow')).toBe('POST');
+  });
+
+  it("the Origin is checked against the host policy, not the request's own Host (which a rebinding page sets)", async () => {
+    const port = new URL(gw.baseUrl).port;
+    const rebound = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = request(
+        {
+          host: '127.0.0.1',
+          port,
+          path: '/mcp',
+          method: 'POST',
+          headers: {
+            host: `rebind.attacker.example:${port}`,
+            origin: `http://rebind.attacker.example:${port}`,
+            authorization: `Bearer ${key.reader}`,
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+          },
+        },
+        (res) => {
+          let body = '';
+          res.on('data', (c) => (body += c));
+          res.on('end', () => resolve({ status: res.statusCode!, body }));
+        },
+      );
+      req.on('error', reject);
+      req.end(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }));
+    });
+    expect(rebound.status).toBe(403);
+    expect(JSON.parse(rebound.body)).toMatchObject({ jsonrpc: '2.0', error: { code: -32000, message: expect.stringContaining('Origin') } });
+    // A page served from loopback (the gateway's own origin, or another local port) may.
+    for (const origin of [gw.baseUrl, 'http://localhost:5173']) {
+      const res = await post({ authorization: `Bearer ${key.reader}`, origin });
+      expect(res.status).toBe(200);
+    }
   });
 });
 

@@ -171,8 +171,8 @@ describe('three replicas sharing one Redis', () => {
 
     const served = (await roundRobin(DOWN_KEY, 5)).flat();
     expect(served.map((a) => a.status)).toEqual(Array(15).fill(200));
-    // The fallback is a limit, not fail-open: one replica alone refuses past its own 30 (a token bucket that
-    // refills 1 every 2 s, so 60 requests get fewer than 60 answers whatever the machine's speed).
+    // The fallback is a limit, not fail-open: one replica alone refuses past its own 30 (a sliding window, so 60
+    // requests within a minute get at most 30 answers, counting the 5 it just served, whatever the machine's speed).
     const alone = await Promise.all(Array.from({ length: 60 }, () => hello(replicas[0]!, DOWN_KEY)));
     expect(alone.filter((a) => a.status === 429).length).toBeGreaterThan(0);
     expect(alone.filter((a) => a.status === 200).length).toBeGreaterThanOrEqual(LIMIT - 5);

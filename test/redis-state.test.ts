@@ -190,7 +190,7 @@ describe('Redis shared state', () => {
     await server.kill();
     await new Promise((resolve) => (redis.status === 'ready' ? redis.once('close', resolve) : resolve(undefined)));
     const decisions = await Promise.all(Array.from({ length: 5 }, () => limit('key:k')));
-    // This replica's own token bucket: 2 per minute.
+    // This replica's own sliding window: 2 per minute.
     expect(decisions.map((d) => d.ok)).toEqual([true, true, false, false, false]);
     expect(await cache.get('x')).toBeUndefined();
     await cache.set('x', { name: 'n', arguments: '{}', content: 'c' });

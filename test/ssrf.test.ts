@@ -200,8 +200,8 @@ describe('image URLs are never fetched by the gateway', () => {
       }),
     });
 
-  it('an https URL goes upstream as text; the image server sees no connection at all', async () => {
-    const url = `https://127.0.0.1:${images.port}/ecg.png?token=abc`;
+  it('a public https URL goes upstream as text; the gateway fetches nothing', async () => {
+    const url = `https://images.example.org:${images.port}/ecg.png?token=abc`;
     gw.fake.enqueue(completionReply({ content: 'Sinus rhythm.' }));
     const res = await ask(url);
     expect(res.status).toBe(200);
@@ -220,6 +220,32 @@ describe('image URLs are never fetched by the gateway', () => {
       expect(res.status).toBe(400);
       expect(((await res.json()) as any).error.code).toBe('invalid_image_url');
     }
+    expect(images.connections()).toBe(0);
+  });
+
+  it('https URLs with credentials or an internal literal host, however spelled: 400, and the upstream receives nothing', async () => {
+    const before = gw.fake.requests.length;
+    for (const url of [
+      `https://127.0.0.1:${images.port}/ecg.png`,
+      `https://0x7f.1:${images.port}/ecg.png`,
+      `https://2130706433:${images.port}/ecg.png`,
+      'https://169.254.169.254/latest/meta-data/iam/',
+      'https://[::ffff:169.254.169.254]/x.png',
+      'https://localhost./x.png',
+      'https://user:pass@images.example.org/x.png',
+    ]) {
+      const res = await ask(url);
+      expect(res.status).toBe(400);
+      expect(await res.json()).toEqual({
+        error: {
+          message: expect.stringContaining('Invalid image URL'),
+          type: 'invalid_request_error',
+          param: 'messages[0].content[1].image_url.url',
+          code: 'invalid_image_url',
+        },
+      });
+    }
+    expect(gw.fake.requests.length).toBe(before);
     expect(images.connections()).toBe(0);
   });
 });

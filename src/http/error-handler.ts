@@ -55,7 +55,7 @@ export function toApiError(err: unknown): ApiError {
   const e = err as Partial<FastifyError>;
   switch (e.code) {
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
-      return new ApiError(400, 'We could not parse the JSON body of your request. Send valid JSON.', { code: 'invalid_json' });
+      return new ApiError(400, 'We could not parse the JSON body of your request. Send valid JSON in UTF-8.', { code: 'invalid_json' });
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return new ApiError(400, 'The request body is empty; send a JSON object.', { code: 'invalid_json' });
     case 'FST_ERR_CTP_BODY_TOO_LARGE':

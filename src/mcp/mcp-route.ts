@@ -17,6 +17,12 @@ export interface McpRouteOptions {
    * may not run more tools than a chat request may (AGENT_MAX_TOOL_CALLS).
    */
   maxToolCalls: number;
+  /**
+   * Whether a browser page of this Origin may drive the tools (the MCP spec's DNS-rebinding defence): the host
+   * policy's list (loopback, ALLOWED_HOSTS, PUBLIC_BASE_URL), never the request's own Host, which a rebinding
+   * page controls.
+   */
+  allowsOrigin(origin: string): boolean;
 }
 
 /** Without sessions there is no stream to open (GET) or session to end (DELETE); the SDK client expects 405. */
@@ -41,6 +47,11 @@ const isToolCall = (m: unknown): boolean => typeof m === 'object' && m !== null 
 async function handlePost(req: FastifyRequest, reply: FastifyReply, o: McpRouteOptions): Promise<FastifyReply> {
   // The auth hook sets keyAccess on /mcp (the anonymous sandbox's on a keyless loopback gateway); without it, nothing.
   if (!req.keyAccess) throw new ApiError(401, 'No API key was checked for this request.', { code: 'invalid_api_key' });
+  const origin = req.headers.origin;
+  if (origin !== undefined && !o.allowsOrigin(origin)) {
+    // The SDK transport's own answer to a foreign Origin, so clients see one shape whoever refuses.
+    return reply.code(403).send({ jsonrpc: '2.0', error: { code: -32000, message: `Invalid Origin header: ${origin}` }, id: null });
+  }
   const calls = Array.isArray(req.body) ? req.body.filter(isToolCall).length : 0;
   if (calls > o.maxToolCalls) {
     const message = `Invalid Request: at most ${o.maxToolCalls} tools/call requests per batch (this one has ${calls}); send them in several POSTs.`;
@@ -50,9 +61,6 @@ async function handlePost(req: FastifyRequest, reply: FastifyReply, o: McpRouteO
   const transport = new WebStandardStreamableHTTPServerTransport({
     sessionIdGenerator: undefined,
     enableJsonResponse: true,
-    // The MCP spec's DNS-rebinding defence: a browser page from another origin may not drive the tools.
-    enableDnsRebindingProtection: true,
-    allowedOrigins: [`http://${req.host}`, `https://${req.host}`],
   });
   // A client that hangs up aborts the tool calls still running (closing the server aborts their signals).
   const hungUp = () => void (reply.raw.writableFinished || server.close());

@@ -43,6 +43,10 @@ const badImageUrl = fc.constantFrom(
   'https://',
   'https://[::1',
   'https://127.0.0.1:99999/x',
+  'https://0x7f.1/x.png',
+  'https://169.254.169.254/latest/meta-data/',
+  'https://[::ffff:10.0.0.1]/x.png',
+  'https://user:pass@example.org/x.png',
   ' https://example.org/x.png',
   '',
 );
