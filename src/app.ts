@@ -4,6 +4,10 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, t
 import type { Config } from './config.ts';
 import { plainKeyAccess, type KeyAccess } from './auth/key-access.ts';
 import { createApiKeyResolver, bearerToken } from './http/api-key-checker.ts';
+import { clientErrorHandler } from './http/client-error-handler.ts';
+import { hostHeaders } from './http/host-headers.ts';
+import { createHostPolicy, type HostPolicy } from './http/host-policy.ts';
+import { strictJsonBody } from './http/strict-json-body.ts';
 import { chatCompletionsRoute } from './http/chat-completions-route.ts';
 import { registerErrorHandling, sendRejection, toApiError } from './http/error-handler.ts';
 import { sequentialIds } from './http/sequential-ids.ts';
@@ -42,11 +46,31 @@ declare module 'fastify' {
     /** The caller's key and what it may do (the anonymous sandbox's on a keyless loopback gateway); set on /v1, /fhir and /mcp. */
     keyAccess: KeyAccess | undefined;
   }
+  interface FastifyInstance {
+    /** Which Host names are served and how links are built (ALLOWED_HOSTS, PUBLIC_BASE_URL); one for the whole app. */
+    hostPolicy: HostPolicy;
+  }
 }
 const REQUEST_ID = /^[\w.:-]{1,64}$/;
 
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { config } = deps;
+  const hostPolicy = createHostPolicy({ allowedHosts: config.ALLOWED_HOSTS ?? [], publicBaseUrl: config.PUBLIC_BASE_URL });
+  // DNS rebinding: a web page on any site can make a browser send requests to 127.0.0.1 under its own name. The
+  // keyless sandbox (auth off, loopback only) therefore serves loopback names and ALLOWED_HOSTS only, on every
+  // route; with keys, ALLOWED_HOSTS (when set) is enforced the same way.
+  const checkHost = !config.authEnabled || (config.ALLOWED_HOSTS?.length ?? 0) > 0;
+  const hostAllowed = (req: FastifyRequest) => !checkHost || hostPolicy.allows(hostHeaders(req.raw.rawHeaders));
+  const refuseHost = (req: FastifyRequest, reply: FastifyReply): void => {
+    req.log.warn({ status: 403, code: 'host_not_allowed' }, 'request rejected');
+    sendRejection(
+      req,
+      reply,
+      new ApiError(403, 'This Host is not served here: the gateway answers loopback names and the hosts in ALLOWED_HOSTS.', {
+        code: 'host_not_allowed',
+      }),
+    );
+  };
   const now = deps.now ?? Date.now;
   const generateId = deps.generateId ?? sequentialIds(randomUUID().replaceAll('-', ''));
   const requestId = sequentialIds(`${randomUUID().slice(0, 8)}-`);
@@ -64,8 +88,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     },
     // A path fastify cannot decode (a bad percent escape) fails in its router, before any route matched, so no
     // handler runs: our envelope (an OperationOutcome on /fhir), not fastify's own body.
+    // What Node's HTTP parser refuses (a 20 KB header: 431) never reaches fastify: answered in our envelopes too.
+    clientErrorHandler,
     frameworkErrors: (err, req, reply) => {
       reply.header('x-request-id', req.id);
+      if (!hostAllowed(req)) return refuseHost(req, reply);
       const api = toApiError(err);
       req.log.warn({ status: api.status, code: api.code }, 'request rejected');
       sendRejection(req, reply, api);
@@ -73,6 +100,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   // JSON only: text/plain bodies get a 415 in the envelope instead of a confusing type error.
   app.removeContentTypeParser('text/plain');
+  // JSON must be valid UTF-8: a replacement character silently sent upstream is not what the client wrote.
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, strictJsonBody(app));
+  app.decorate('hostPolicy', hostPolicy);
   registerErrorHandling(app);
 
   const resolveKey = createApiKeyResolver(config.apiKeys);
@@ -86,6 +117,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // A hook that answers (401, 429) sends the reply and does not call done().
   const guard = (req: FastifyRequest, reply: FastifyReply, done: () => void): void => {
     reply.header('x-request-id', req.id);
+    if (!hostAllowed(req)) return refuseHost(req, reply);
     // Decided by the route fastify matched, never by a second reading of the URL: a percent-encoded or otherwise
     // respelled path reaches the same route, and so the same checks. A path no route takes runs no handler (404).
     if (req.is404) return done();

@@ -13,7 +13,6 @@ import type { Config } from './config.ts';
 import type { FhirClient } from './fhir/fhir-client.ts';
 import { readEhrBundles } from './fhir/loader/read-ehr-bundles.ts';
 import { createGatewayDeps, type GatewayDeps } from './gateway-deps.ts';
-import { createHostPolicy } from './http/host-policy.ts';
 import { mcpRoute } from './mcp/mcp-route.ts';
 import { mcpServerFactory } from './mcp/mcp-server-factory.ts';
 import type { ModelUpstream } from './upstream/model-upstream.ts';
@@ -88,8 +87,11 @@ export async function composeGateway(opts: ComposeGatewayOptions): Promise<Compo
           if (telemetry.metrics) await app.register(metricsRoute, { registry: telemetry.metrics.registry, token: config.METRICS_TOKEN });
         },
         async (app) => {
-          const { allowsOrigin } = createHostPolicy({ allowedHosts: config.ALLOWED_HOSTS ?? [], publicBaseUrl: config.PUBLIC_BASE_URL });
-          await app.register(mcpRoute, { serverFor: mcpServerFor, maxToolCalls: config.AGENT_MAX_TOOL_CALLS, allowsOrigin });
+          await app.register(mcpRoute, {
+            serverFor: mcpServerFor,
+            maxToolCalls: config.AGENT_MAX_TOOL_CALLS,
+            allowsOrigin: app.hostPolicy.allowsOrigin,
+          });
         },
       ],
       readiness: deps.readiness,

@@ -4,17 +4,7 @@
 // prototype-poisoning protection, the same empty-body error.
 import type { FastifyBodyParser, FastifyInstance } from 'fastify';
 import fastify from 'fastify';
-
-const utf8 = new TextDecoder('utf-8', { fatal: true });
-
-/** The text of `buf` if it is well-formed UTF-8 (a leading BOM dropped), else undefined. */
-export function decodeUtf8Strict(buf: Uint8Array): string | undefined {
-  try {
-    return utf8.decode(buf);
-  } catch {
-    return undefined;
-  }
-}
+import { decodeUtf8Strict } from '../shared/decode-utf8-strict.ts';
 
 /**
  * A body parser for `addContentTypeParser(type, { parseAs: 'buffer' }, strictJsonBody(app))`, with the

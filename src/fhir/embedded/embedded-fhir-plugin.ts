@@ -1,6 +1,7 @@
 // Mounts an EmbeddedFhirServer on fastify (register with a prefix, e.g. '/fhir'). Links in responses point at
 // the origin the client used (Host header) plus the prefix, so a plain HTTP client can follow `next`.
 import { badRequest, normalizeOperationOutcome, serverError, unauthorized } from '@medplum/core';
+import { decodeUtf8Strict } from '../../shared/decode-utf8-strict.ts';
 import { parseFhirRequestTarget } from '../fhir-request-target.ts';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { EmbeddedFhirRequest, EmbeddedFhirResponse, EmbeddedFhirServer } from './embedded-fhir-server.ts';
@@ -30,10 +31,12 @@ export const embeddedFhirPlugin: FastifyPluginAsync<EmbeddedFhirPluginOptions> =
   const prefix = app.prefix;
   for (const type of ['application/fhir+json', 'application/json', 'application/json-patch+json']) {
     if (app.hasContentTypeParser(type)) app.removeContentTypeParser(type);
-    app.addContentTypeParser(type, { parseAs: 'string' }, (_req, body, done) => {
+    app.addContentTypeParser(type, { parseAs: 'buffer' }, (_req, raw, done) => {
+      const body = decodeUtf8Strict(raw as Buffer);
+      if (body === undefined) return done(Object.assign(new Error('Request body is not valid UTF-8'), { statusCode: 400 }), undefined);
       if (body === '') return done(null, undefined);
       try {
-        done(null, JSON.parse(body as string));
+        done(null, JSON.parse(body));
       } catch {
         done(Object.assign(new Error('Request body is not valid JSON'), { statusCode: 400 }), undefined);
       }
@@ -68,7 +71,9 @@ export const embeddedFhirPlugin: FastifyPluginAsync<EmbeddedFhirPluginOptions> =
       url,
       body: req.body,
       headers: req.headers as Record<string, string | undefined>,
-      baseUrl: `${req.protocol}://${req.host}${prefix}`,
+      // PUBLIC_BASE_URL, else an allowed Host; never a Host nobody vouched for (links are followed by clients).
+      // Without either, links are path-absolute, which a client resolves against the URL it asked.
+      baseUrl: `${app.hostPolicy?.baseUrl(req.protocol === 'https' ? 'https' : 'http', req.host) ?? ''}${prefix}`,
       ownsBody: true,
     };
     const res = guard ? await guard(req, request, server.handle) : await server.handle(request);
