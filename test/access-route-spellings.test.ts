@@ -148,3 +148,19 @@ describe('every spelling of a protected route gets its checks', () => {
     expect(seen.ran).toBeGreaterThan(runs / 5);
   }, 600_000);
 });
+
+describe('the rate limit counts every spelling', () => {
+  let limited: RunningGateway;
+  beforeAll(async () => {
+    limited = await startGateway({ env: { API_KEYS: '', API_KEYS_FILE: file, RATE_LIMIT_PER_MINUTE: '3', LOG_LEVEL: 'warn' } });
+  });
+  afterAll(() => limited?.close());
+
+  it('three of /%761/models and its other spellings, then 429', async () => {
+    const statuses = [];
+    for (const target of ['/%761/models', '/v%31/models', '/%76%31/models', '/v1/models', '/%761/models']) {
+      statuses.push((await rawRequest(limited.baseUrl, { target, headers: { authorization: `Bearer ${key.sys1}` } })).status);
+    }
+    expect(statuses).toEqual([200, 200, 200, 429, 429]);
+  });
+});

@@ -77,6 +77,8 @@ export const embeddedFhirPlugin: FastifyPluginAsync<EmbeddedFhirPluginOptions> =
       ownsBody: true,
     };
     const res = guard ? await guard(req, request, server.handle) : await server.handle(request);
+    // The server answers its own failures as OperationOutcomes; they must still reach the log.
+    if (res.status >= 500) req.log.error({ status: res.status, method: req.method }, 'embedded FHIR server failed');
     return reply
       .code(res.status)
       .headers(res.headers ?? {})
