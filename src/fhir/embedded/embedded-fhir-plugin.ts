@@ -3,6 +3,7 @@
 import { badRequest, normalizeOperationOutcome, serverError, unauthorized } from '@medplum/core';
 import { decodeUtf8Strict } from '../../shared/decode-utf8-strict.ts';
 import { parseFhirRequestTarget } from '../fhir-request-target.ts';
+import { Readable } from 'node:stream';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { EmbeddedFhirRequest, EmbeddedFhirResponse, EmbeddedFhirServer } from './embedded-fhir-server.ts';
 
@@ -79,11 +80,14 @@ export const embeddedFhirPlugin: FastifyPluginAsync<EmbeddedFhirPluginOptions> =
     const res = guard ? await guard(req, request, server.handle) : await server.handle(request);
     // The server answers its own failures as OperationOutcomes; they must still reach the log.
     if (res.status >= 500) req.log.error({ status: res.status, method: req.method }, 'embedded FHIR server failed');
-    return reply
-      .code(res.status)
-      .headers(res.headers ?? {})
-      .type(FHIR_JSON)
-      .send(res.text ?? JSON.stringify(res.body));
+    return (
+      reply
+        .code(res.status)
+        .headers(res.headers ?? {})
+        .type(FHIR_JSON)
+        // A large answer goes out piece by piece (Readable.from), never as one string of up to FHIR_MAX_RESPONSE_BYTES.
+        .send(res.json ? (res.json.length === 1 ? res.json[0] : Readable.from(res.json)) : JSON.stringify(res.body))
+    );
   };
   app.route({ method: ['GET', 'POST', 'PUT', 'DELETE', 'PATCH'], url: '/', handler });
   app.route({ method: ['GET', 'POST', 'PUT', 'DELETE', 'PATCH'], url: '/*', handler });

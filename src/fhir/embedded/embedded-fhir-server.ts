@@ -40,8 +40,8 @@ export interface EmbeddedFhirResponse {
   status: number;
   body: unknown;
   headers?: Record<string, string>;
-  /** `body` as JSON, when the server serialised it already (within FHIR_MAX_RESPONSE_BYTES). */
-  text?: string;
+  /** `body` as JSON in pieces, when the server serialised it already (within FHIR_MAX_RESPONSE_BYTES). */
+  json?: string[];
 }
 
 export interface EmbeddedFhirServer {
@@ -216,7 +216,7 @@ function createServer(store: ResourceStore, opts: Required<EmbeddedFhirServerOpt
   /** The answer serialised within FHIR_MAX_RESPONSE_BYTES, or the 4xx that names the limit. */
   async function sized(res: EmbeddedFhirResponse): Promise<EmbeddedFhirResponse> {
     const serialized = await serializeFhirBody(res.body, opts.maxResponseBytes);
-    if (serialized.ok) return { ...res, text: serialized.text };
+    if (serialized.ok) return { ...res, json: serialized.parts };
     const body = withDiagnostics(
       { ...badRequest('too costly'), issue: [{ severity: 'error', code: 'too-costly' }] },
       `The answer would pass ${opts.maxResponseBytes} bytes (FHIR_MAX_RESPONSE_BYTES): ask for less (a smaller _count, _elements, _summary=count, fewer entries).`,
@@ -278,7 +278,7 @@ function createServer(store: ResourceStore, opts: Required<EmbeddedFhirServerOpt
       headers: headersOf(request.headers),
       ownsBody: true,
     });
-    return new Response(res.text ?? JSON.stringify(res.body), { status: res.status, headers: res.headers });
+    return new Response(res.json?.join('') ?? JSON.stringify(res.body), { status: res.status, headers: res.headers });
   }) as typeof fetch;
 
   return {

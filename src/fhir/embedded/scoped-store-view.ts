@@ -44,7 +44,8 @@ export function scopedStoreView(store: ResourceStore, access: RepositoryAccess):
     types: () => store.types(),
     *all(resourceType) {
       const patients = access.compartment(resourceType);
-      const source = patients && indexedByPatient(resourceType) ? compartmentMembers(store, resourceType, patients) : store.all(resourceType);
+      const source =
+        patients && indexedByPatient(resourceType) ? compartmentMembers(store, resourceType, patients) : store.all(resourceType);
       for (const r of source) if (access.shows(r)) yield r;
     },
     // Ids only: whoever reads the resources behind them goes through `get`, which hides what the caller may not see.

@@ -8,7 +8,8 @@ import type { Bundle } from '@medplum/fhirtypes';
 /** Entries written between two turns of the event loop (a page of 200 resources takes about a millisecond). */
 const SLICE = 200;
 
-export type SerializedBody = { ok: true; text: string } | { ok: false; bytes: number };
+/** `parts`: the JSON in pieces, to be written one after another (a large answer is never one string). */
+export type SerializedBody = { ok: true; parts: string[] } | { ok: false; bytes: number };
 
 const isBundle = (v: unknown): v is Bundle => (v as Bundle | undefined)?.resourceType === 'Bundle';
 
@@ -58,8 +59,8 @@ export async function serializeFhirBody(body: unknown, maxBytes: number): Promis
   if (entryCount(body) <= SLICE) {
     const text = JSON.stringify(body);
     const bytes = Buffer.byteLength(text);
-    return bytes <= maxBytes ? { ok: true, text } : { ok: false, bytes };
+    return bytes <= maxBytes ? { ok: true, parts: [text] } : { ok: false, bytes };
   }
   const out = new Writer(maxBytes);
-  return (await write(body, out)) ? { ok: true, text: out.parts.join('') } : { ok: false, bytes: out.bytes };
+  return (await write(body, out)) ? { ok: true, parts: out.parts } : { ok: false, bytes: out.bytes };
 }

@@ -129,7 +129,9 @@ export class StoreRepository extends FhirRepository<undefined> {
     if (!this.validated) validateFhirResource(candidate);
     const previous = this.store.get(resource.resourceType, id);
     if (previous && !this.visible(resource.resourceType, id)) {
-      throw new OperationOutcomeError(withDiagnostics(forbidden, `This ${resource.resourceType} id is taken by a resource the caller may not change`));
+      throw new OperationOutcomeError(
+        withDiagnostics(forbidden, `This ${resource.resourceType} id is taken by a resource the caller may not change`),
+      );
     }
     this.checkWrite(previous ? 'update' : 'create', candidate);
     const version = Number(previous?.meta?.versionId ?? 0) + 1;
@@ -184,7 +186,10 @@ export class StoreRepository extends FhirRepository<undefined> {
     const current = await this.readResource<T>(resourceType, id);
     const patched = structuredClone(current) as Resource;
     const failed = applyPatch(patched, patch).findIndex((r) => r !== null);
-    if (failed >= 0) throw new OperationOutcomeError(badRequest(`Patch operation ${failed} could not be applied (a test failed or a path does not exist)`));
+    if (failed >= 0)
+      throw new OperationOutcomeError(
+        badRequest(`Patch operation ${failed} could not be applied (a test failed or a path does not exist)`),
+      );
     if (patched.resourceType !== resourceType || patched.id !== id) {
       throw new OperationOutcomeError(badRequest('A patch may not change resourceType or id'));
     }
