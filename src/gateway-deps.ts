@@ -146,8 +146,10 @@ export async function createGatewayDeps(
   options: GatewayDepsOptions,
 ): Promise<GatewayDeps & Pick<AppDeps, 'upstream'>> {
   if (config.LOCAL_MODEL && config.UPSTREAM_BASE_URL && !options.model) logger.warn('LOCAL_MODEL is ignored: UPSTREAM_BASE_URL is set');
-  const [remote, local, fhirSide] = await Promise.all([
-    options.model ?? createModelUpstream(config, logger, options.telemetry),
+  // The upstream's dialect probe first, on its own: seeding the embedded server holds the event loop for seconds on
+  // a busy machine, and a probe timed meanwhile would time out and fall back to the generic dialect.
+  const remote = await (options.model ?? createModelUpstream(config, logger, options.telemetry));
+  const [local, fhirSide] = await Promise.all([
     options.model ? null : createLocalUpstream(config, logger),
     // The guard needs the audit, which may write to the FHIR server being created here: it is looked up per request.
     createFhirSide(config, logger, options, (req, request, handle): Promise<EmbeddedFhirResponse> =>
