@@ -73,7 +73,7 @@ describe.skipIf('skip' in hapi)('scopes on the tools with HAPI FHIR', () => {
     expect(res.choices[0].message.content).toBe('Not recorded.');
   });
 
-  it('a patient-scoped key is refused another patient before HAPI sees it, and reaches HAPI for its own', async () => {
+  it('a patient-scoped key is refused another patient before HAPI sees it, and reaches HAPI for its own (confined)', async () => {
     const s = script(gw, [
       {
         toolCalls: [
@@ -88,10 +88,13 @@ describe.skipIf('skip' in hapi)('scopes on the tools with HAPI FHIR', () => {
     const res = await chat(made.ward.key);
     const results = Object.fromEntries(toolMessages(s.bodies()[1]).map((m) => [m.tool_call_id, m.result]));
     const calls = Object.fromEntries(res.fhir_agent.tool_calls.map((c: any) => [c.id, c]));
-    for (const id of ['h-1', 'h-2', 'h-3']) {
+    for (const id of ['h-1', 'h-2']) {
       expect(results[id], id).toMatchObject({ ok: false, error: { code: 'forbidden' } });
       expect(calls[id].fhir_requests, id).toEqual([]);
     }
+    // A search that names no patient reaches HAPI confined to the key's patients: the compartment is in the URL.
+    expect(results['h-3']).toMatchObject({ ok: true });
+    expect(decodeURIComponent(calls['h-3'].fhir_requests[0].url)).toContain('_id=S1000002');
     expect(results['h-4']).toMatchObject({ ok: true });
     expect(calls['h-4'].fhir_requests).toContainEqual(expect.objectContaining({ method: 'GET', status: 200 }));
     expect(calls['h-4'].fhir_requests[0].url).toContain(`${baseUrl}/Observation?`);
