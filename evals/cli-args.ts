@@ -6,7 +6,9 @@ const int = (min: number, max: number) => z.coerce.number().int().min(min).max(m
 export const RunArgsSchema = z.object({
   target: z.string().default('builtin'),
   /** answer-key: a FHIR-AgentBench row's own true_answer (what `reference` means for those files). */
-  solver: z.enum(['reference', 'model', 'replay', 'answer-key']).default('reference'),
+  solver: z.enum(['reference', 'model', 'replay', 'answer-key', 'do-nothing']).default('reference'),
+  /** The floor a score is read against; by default do-nothing for MedAgentBench task files, none otherwise. */
+  baseline: z.enum(['do-nothing', 'none']).optional(),
   mode: z.enum(['client-tools', 'gateway']).default('client-tools'),
   model: z.string().optional(),
   baseUrl: z.string().url().optional(),
@@ -41,6 +43,8 @@ export const RunArgsSchema = z.object({
   timeout: z.coerce.number().min(1).max(3600).default(300),
   /** Retries of a model call after 429, 5xx or a connection error. */
   maxRetries: int(0, 10).default(2),
+  /** The model's context window in tokens: a call that reaches it counts as a context overflow. */
+  contextWindow: int(1, 10_000_000).optional(),
   judgeBaseUrl: z.string().url().optional(),
   judgeModel: z.string().optional(),
   quiet: z.boolean().default(false),

@@ -16,12 +16,12 @@ import { writeBuiltinSuite } from './suites/generate-builtin-suite.ts';
 
 const USAGE = `usage:
   eval run [builtin | <suite.jsonl|.yaml> | --tasks <medagentbench.json> | <fhir-agentbench.csv>]
-           [--solver reference|model|replay|answer-key]
+           [--solver reference|model|replay|answer-key|do-nothing] [--baseline do-nothing|none]
            [--model M --base-url URL --api-key K] [--mode client-tools|gateway] [--concurrency N] [--limit N]
            [--category a,b] [--epochs N] [--shard i/n] [--max-steps N] [--log FILE] [--resume]
            [--min-pass-rate PCT] [--replay LOG] [--fhir-base-url URL] [--load-ehr] [--ehr DIR] [--temperature T]
            [--max-tokens N] [--timeout SECONDS (300)] [--max-retries N (2)]
-           [--judge-base-url URL --judge-model M] [--quiet]
+           [--judge-base-url URL --judge-model M] [--context-window TOKENS] [--quiet]
   eval report LOG... [--out PREFIX]        writes PREFIX.md and PREFIX.html (default: first log's name)
   eval compare A.jsonl B.jsonl            Markdown side by side on stdout
   eval medagentbench-synth --out FILE.json [--from SAMPLES.json] [--per-category 30]
@@ -63,6 +63,8 @@ async function main(argv: string[]): Promise<number> {
           'judge-base-url': { type: 'string' },
           'judge-model': { type: 'string' },
           quiet: { type: 'boolean' },
+          'context-window': { type: 'string' },
+          baseline: { type: 'string' },
         },
       });
       const parsed = RunArgsSchema.safeParse({
@@ -93,6 +95,8 @@ async function main(argv: string[]): Promise<number> {
         judgeBaseUrl: values['judge-base-url'],
         judgeModel: values['judge-model'],
         quiet: values.quiet,
+        contextWindow: values['context-window'],
+        baseline: values.baseline,
       });
       if (!parsed.success) throw new UsageError(parsed.error.issues.map((i) => `--${i.path.join('.')}: ${i.message}`).join('\n'));
       return runCommand(parsed.data, { stdout: process.stdout, stderr: process.stderr, env: process.env });

@@ -14,6 +14,7 @@ export function defaultScorers(opts: { judge?: JudgeOptions } = {}): Scorer[] {
     fhirActionScorer(),
     trajectoryScorer(),
     medAgentBenchScorer(),
+    medAgentBenchScorer({ conventions: 'strict' }),
     agentBenchRubricScorer(),
     retrievalRecallScorer(),
     retrievalPrecisionScorer(),
