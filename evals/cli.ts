@@ -5,7 +5,7 @@ import { RunArgsSchema } from './cli-args.ts';
 import { EXIT, runCommand, UsageError } from './commands/run-command.ts';
 import { EndpointError } from './environment/check-endpoint.ts';
 import { DatasetError } from './load-dataset.ts';
-import { compareRuns } from './report/compare-runs.ts';
+import { compareCommand } from './commands/compare-command.ts';
 import { htmlReport } from './report/html-report.ts';
 import { markdownReport } from './report/markdown-report.ts';
 import { loadRun } from './report/merge-logs.ts';
@@ -23,7 +23,9 @@ const USAGE = `usage:
            [--max-tokens N] [--timeout SECONDS (300)] [--max-retries N (2)]
            [--judge-base-url URL --judge-model M] [--context-window TOKENS] [--quiet]
   eval report LOG... [--out PREFIX]        writes PREFIX.md and PREFIX.html (default: first log's name)
-  eval compare A.jsonl B.jsonl            Markdown side by side on stdout
+  eval compare A.jsonl B.jsonl [--max-regression PP] [--allow-different-datasets]
+                                          paired difference, interval, McNemar p; exit 3 when B − A's
+                                          lower bound is below −PP points
   eval medagentbench-synth --out FILE.json [--from SAMPLES.json] [--per-category 30]
                                           widens task files (default: the project's own ten seed tasks)
   eval generate-builtin                   regenerates evals/suites/builtin.jsonl from the fixtures`;
@@ -112,11 +114,8 @@ async function main(argv: string[]): Promise<number> {
       for (const w of run.warnings) process.stderr.write(`warning: ${w}\n`);
       return EXIT.ok;
     }
-    case 'compare': {
-      if (rest.length !== 2) throw new UsageError('eval compare needs two logs');
-      process.stdout.write(compareRuns(await loadRun([rest[0]]), await loadRun([rest[1]]), rest));
-      return EXIT.ok;
-    }
+    case 'compare':
+      return compareCommand(rest, process.stdout);
     case 'medagentbench-synth': {
       const { values } = parseArgs({
         args: rest,
