@@ -85,5 +85,8 @@ describe('clustered bootstrap', () => {
     expect(passRateInterval(one)).toEqual({ ...wilsonInterval(2, 3), method: 'wilson', clusters: 3 });
     const byPatient = one.map((s) => ({ ...s, cluster: 'p1' }));
     expect(passRateInterval(byPatient)).toMatchObject({ method: 'cluster-bootstrap', clusters: 1 });
+    // All failed, 3 attempts of each of 2 scenarios: Wilson 0/2, not a collapsed [0, 0].
+    const allFail = ['a', 'a', 'a', 'b', 'b', 'b'].map((id) => ({ id, passed: false }));
+    expect(passRateInterval(allFail)).toEqual({ ...wilsonInterval(0, 2), method: 'wilson', clusters: 2 });
   });
 });

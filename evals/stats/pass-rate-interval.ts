@@ -25,9 +25,12 @@ export function passRateInterval(samples: ClusteredOutcome[]): PassRateInterval 
     c.n++;
     clusters.set(clusterOf(s), c);
   }
-  if (clusters.size === samples.length) {
-    const passed = samples.filter((s) => s.passed).length;
-    return { ...wilsonInterval(passed, samples.length), method: 'wilson', clusters: clusters.size };
+  const passed = samples.filter((s) => s.passed).length;
+  if (clusters.size === samples.length) return { ...wilsonInterval(passed, samples.length), method: 'wilson', clusters: clusters.size };
+  // All pass or all fail: every resample is the same, so the bootstrap collapses to a point. Wilson over the
+  // clusters (each counted once) keeps an honest width.
+  if (passed === 0 || passed === samples.length) {
+    return { ...wilsonInterval(passed ? clusters.size : 0, clusters.size), method: 'wilson', clusters: clusters.size };
   }
   return { ...bootstrapRatio({ clusters: [...clusters.values()] }), method: 'cluster-bootstrap', clusters: clusters.size };
 }
