@@ -83,7 +83,12 @@ const FooterRecordSchema = z.object({
 });
 export type FooterRecord = z.infer<typeof FooterRecordSchema>;
 
-const LogRecordSchema = z.discriminatedUnion('type', [HeaderRecordSchema, SampleRecordSchema, ResumeRecordSchema, FooterRecordSchema]);
+export const LogRecordSchema = z.discriminatedUnion('type', [
+  HeaderRecordSchema,
+  SampleRecordSchema,
+  ResumeRecordSchema,
+  FooterRecordSchema,
+]);
 export type LogRecord = z.infer<typeof LogRecordSchema>;
 
 export interface EvalLog {

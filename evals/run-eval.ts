@@ -83,6 +83,7 @@ async function runSample(opts: RunEvalOptions, scenario: Scenario, epoch: number
           maxSteps: opts.maxSteps ?? 8,
           epoch,
           signal: opts.signal,
+          fhirRequests: sandbox.requests,
         });
       } catch (err) {
         output = { ...EMPTY, error: `solver threw: ${(err as Error).message}` };
