@@ -3,7 +3,7 @@
 // Every text goes in through textContent, so a transcript cannot inject markup.
 export const VIEW_PAGE = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
-<title>eval view</title>
+<title>eval view</title><link rel="icon" href="data:,">
 <style>
 body{font-family:system-ui,sans-serif;margin:20px;color:#111;max-width:1400px}
 a{color:#1d4ed8;text-decoration:none}a:hover{text-decoration:underline}
