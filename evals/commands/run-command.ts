@@ -3,7 +3,7 @@ import { mkdir } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { RunArgs } from '../cli-args.ts';
+import { judgePanel, type RunArgs } from '../cli-args.ts';
 import { defaultScorers } from '../default-scorers.ts';
 import { checkEndpoint, type EndpointProbe } from '../environment/check-endpoint.ts';
 import { createEnvironment } from '../environment/create-environment.ts';
@@ -55,15 +55,12 @@ export async function runCommand(args: RunArgs, io: RunIo): Promise<number> {
     dataset.kind === 'fhir-agentbench' && !['model', 'replay', 'do-nothing'].includes(args.solver)
       ? answerKeySolver()
       : await makeSolver(args, io);
-  const judge =
-    args.judgeBaseUrl && args.judgeModel
-      ? { baseUrl: args.judgeBaseUrl, model: args.judgeModel, apiKey: args.apiKey, fetch: io.fetch, timeoutMs: args.timeout * 1000 }
-      : undefined;
+  const judges = judgePanel(args, { apiKey: args.apiKey, fetch: io.fetch, timeoutMs: args.timeout * 1000 });
   const task = defineTask({
     name: path.basename(source).replace(/\.(jsonl|json|ya?ml|csv)$/i, ''),
     dataset: scenarios,
     solver,
-    scorers: defaultScorers({ judge }),
+    scorers: defaultScorers({ judges }),
   });
 
   const fhirBaseUrl = args.fhirBaseUrl ?? io.env.FHIR_BASE_URL;
@@ -244,8 +241,9 @@ async function preflight(args: RunArgs, io: RunIo, fhirBaseUrl: string | undefin
   const baseUrl = args.baseUrl ?? io.env.UPSTREAM_BASE_URL;
   if (args.solver === 'model' && baseUrl)
     probes.push({ flag: '--base-url', baseUrl, path: 'models', headers: bearer(args.apiKey ?? io.env.UPSTREAM_API_KEY), fetch: io.fetch });
-  if (args.judgeBaseUrl && args.judgeModel)
-    probes.push({ flag: '--judge-base-url', baseUrl: args.judgeBaseUrl, path: 'models', headers: bearer(args.apiKey), fetch: io.fetch });
+  const judgeUrls = judgePanel(args, {}).map((j) => j.baseUrl);
+  for (const url of new Set(judgeUrls))
+    probes.push({ flag: '--judge-base-url', baseUrl: url, path: 'models', headers: bearer(args.apiKey), fetch: io.fetch });
   if (fhirBaseUrl) probes.push({ flag: '--fhir-base-url', baseUrl: fhirBaseUrl, path: 'metadata', headers: fhirHeaders, fetch: io.fetch });
   await Promise.all(probes.map((p) => checkEndpoint(p)));
 }
