@@ -1,4 +1,4 @@
-// `npm run eval -- <command>`: run | report | compare | view | medagentbench-synth | generate-builtin.
+// `npm run eval -- <command>`: run | report | compare | view | judge-check | medagentbench-synth | generate-builtin.
 import { readFile, writeFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { RunArgsSchema } from './cli-args.ts';
@@ -7,6 +7,7 @@ import { EndpointError } from './environment/check-endpoint.ts';
 import { DatasetError } from './load-dataset.ts';
 import { compareCommand } from './commands/compare-command.ts';
 import { viewCommand } from './commands/view-command.ts';
+import { judgeCheckCommand } from './commands/judge-check-command.ts';
 import { htmlReport } from './report/html-report.ts';
 import { markdownReport } from './report/markdown-report.ts';
 import { loadRun } from './report/merge-logs.ts';
@@ -28,6 +29,9 @@ const USAGE = `usage:
                                           paired difference, interval, McNemar p; exit 3 when B − A's
                                           lower bound is below −PP points
   eval view LOG... [--port N]             a local web viewer of the runs (127.0.0.1; the URL is printed)
+  eval judge-check <fhir-agentbench.csv> --judge-base-url URL --judge-model M [--limit N]
+                                          the judge (or panel) against the rubric on the answer key and
+                                          known-wrong answers: its agreement, with intervals
   eval medagentbench-synth --out FILE.json [--from SAMPLES.json] [--per-category 30]
                                           widens task files (default: the project's own ten seed tasks)
   eval generate-builtin                   regenerates evals/suites/builtin.jsonl from the fixtures`;
@@ -120,6 +124,8 @@ async function main(argv: string[]): Promise<number> {
       return compareCommand(rest, process.stdout);
     case 'view':
       return viewCommand(rest, process.stdout);
+    case 'judge-check':
+      return judgeCheckCommand(rest, process.stdout);
     case 'medagentbench-synth': {
       const { values } = parseArgs({
         args: rest,
