@@ -143,11 +143,6 @@ export function formatInterval(i: { low: number; high: number }): string {
   return `[${(100 * i.low).toFixed(1)}, ${(100 * i.high).toFixed(1)}]`;
 }
 
-/** "64.0% (192/300) [58.4, 69.2]". */
-export function formatPassRateWithInterval(g: Pick<GroupSummary, 'passed' | 'samples' | 'interval'>): string {
-  return `${formatPassRate(g)} ${formatInterval(g.interval)}`;
-}
-
 /** "pass@3 80.0%, pass^3 55.0%". */
 export function formatPassAtK(p: PassAtKSummary): string {
   return `pass@${p.k} ${(100 * p.passAtK).toFixed(1)}%, pass^${p.k} ${(100 * p.passHatK).toFixed(1)}%`;
