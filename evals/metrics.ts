@@ -148,6 +148,13 @@ export function formatPassAtK(p: PassAtKSummary): string {
   return `pass@${p.k} ${(100 * p.passAtK).toFixed(1)}%, pass^${p.k} ${(100 * p.passHatK).toFixed(1)}%`;
 }
 
+/** "Wilson", "Wilson over 3 clusters" (every attempt agreed) or "bootstrap over 40 clusters". */
+export function intervalMethod(g: Pick<GroupSummary, 'samples' | 'interval'>): string {
+  const { method, clusters } = g.interval;
+  if (method === 'cluster-bootstrap') return `bootstrap over ${clusters} clusters`;
+  return clusters < g.samples ? `Wilson over ${clusters} clusters` : 'Wilson';
+}
+
 /** The logged cause, or the same rule applied to a log written before causes were recorded. */
 export function causeOf(s: SampleRecord): FailureCause | undefined {
   return s.failureCause ?? failureCause(s);

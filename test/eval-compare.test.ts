@@ -87,11 +87,13 @@ describe('eval compare', () => {
     expect(cmp.overall.p).toBeLessThan(0.001);
     // The weak one only loses samples: every discordant pair is "only A".
     expect(cmp.overall.onlyB).toBe(0);
+    console.log(`strong vs weak: ${cmp.markdown.split('\n').find((l) => l.startsWith('**'))}`);
     expect(cmp.markdown).toMatch(/\*\*B passes \d+\.\d points fewer \[-\d+\.\d, -\d+\.\d\], p < 0\.001\*\*/);
   });
 
   it('does not call the same solver under two seeds different, and says what it could have detected', async () => {
     const cmp = compareRuns(await loadRun([logs['noisy-1']]), await loadRun([logs['noisy-2']]));
+    console.log(`same solver, two seeds: ${cmp.markdown.split('\n').find((l) => l.startsWith('**'))}`);
     expect(cmp.overall.different).toBe(false);
     expect(cmp.overall.onlyA + cmp.overall.onlyB).toBeGreaterThan(40); // they do disagree, sample by sample
     expect(cmp.overall.low).toBeLessThan(0);

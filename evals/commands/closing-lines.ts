@@ -5,7 +5,7 @@ import { formatAboveBaseline } from '../baseline-summary.ts';
 import type { SampleRecord } from '../eval-log.ts';
 import { FAILURE_CAUSE_LABELS } from '../failure-cause.ts';
 import { type AgentBenchSummary, formatAgentBenchSummary } from '../fhir-agentbench/agentbench-summary.ts';
-import { formatInterval, formatPassAtK, formatPassRate, type GroupSummary, type RunSummary } from '../metrics.ts';
+import { formatInterval, formatPassAtK, formatPassRate, intervalMethod, type GroupSummary, type RunSummary } from '../metrics.ts';
 
 export interface ClosingInput {
   logPath: string;
@@ -55,9 +55,7 @@ export function writeClosingLines(out: { write(s: string): unknown }, c: Closing
       `baseline: do-nothing ${formatPassRate(c.baseline.overall)} ${formatInterval(c.baseline.overall)}; this run ${formatAboveBaseline(o, c.baseline.overall)}\n`,
     );
   if (o.passAtK) out.write(`epochs: ${formatPassAtK(o.passAtK)} over ${o.passAtK.scenarios} scenarios\n`);
-  out.write(
-    `95% interval: ${formatInterval(o.interval)} (${o.interval.method === 'wilson' ? 'Wilson' : `bootstrap over ${o.interval.clusters} clusters`})\n`,
-  );
+  out.write(`95% interval: ${formatInterval(o.interval)} (${intervalMethod(o)})\n`);
   const pct = o.samples ? (100 * o.passed) / o.samples : 0;
   out.write(`pass rate: ${Number(pct.toFixed(1))}% (${o.passed}/${o.samples})\n`);
   return pct;

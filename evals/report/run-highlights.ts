@@ -3,14 +3,12 @@
 import { formatAboveBaseline } from '../baseline-summary.ts';
 import type { SampleRecord } from '../eval-log.ts';
 import { FAILURE_CAUSE_LABELS, type FailureCause } from '../failure-cause.ts';
-import { causeOf, formatInterval, formatPassAtK, formatPassRate, type RunSummary } from '../metrics.ts';
+import { causeOf, formatInterval, formatPassAtK, formatPassRate, intervalMethod, type RunSummary } from '../metrics.ts';
 import type { MergedRun } from './merge-logs.ts';
 
 export function runHighlights(run: MergedRun, summary: RunSummary): string[] {
   const o = summary.overall;
-  const lines = [
-    `95% interval ${formatInterval(o.interval)} (${o.interval.method === 'wilson' ? 'Wilson' : `bootstrap over ${o.interval.clusters} clusters`})`,
-  ];
+  const lines = [`95% interval ${formatInterval(o.interval)} (${intervalMethod(o)})`];
   if (o.passAtK) lines.push(`epochs: ${formatPassAtK(o.passAtK)} over ${o.passAtK.scenarios} scenarios`);
   if (run.baseline)
     lines.push(
