@@ -4,6 +4,7 @@ import type { BaselineSummary } from '../baseline-summary.ts';
 import { formatAboveBaseline } from '../baseline-summary.ts';
 import type { SampleRecord } from '../eval-log.ts';
 import { FAILURE_CAUSE_LABELS } from '../failure-cause.ts';
+import { strictSplit } from '../report/run-highlights.ts';
 import { type AgentBenchSummary, formatAgentBenchSummary } from '../fhir-agentbench/agentbench-summary.ts';
 import { formatInterval, formatPassAtK, formatPassRate, intervalMethod, type GroupSummary, type RunSummary } from '../metrics.ts';
 
@@ -43,9 +44,9 @@ export function writeClosingLines(out: { write(s: string): unknown }, c: Closing
     out.write(`ungradable (not run, not counted): ${c.ungradable.length} (${shown.join('; ')}${c.ungradable.length > 5 ? '; …' : ''})\n`);
   }
   if (c.agentBench) out.write(`${formatAgentBenchSummary(c.agentBench)}\n`);
-  const strict = o.scorers.medagentbench_strict;
-  if (strict !== undefined) {
-    const strictPassed = samples.filter((s) => s.scores.medagentbench_strict?.value === 1).length;
+  const strict = strictSplit(samples);
+  if (strict) {
+    const { strictPassed } = strict;
     out.write(
       `MedAgentBench strict (official conventions): ${formatPassRate({ passed: strictPassed, samples: samples.length })}; fhir-valid: ${formatPassRate(o)}\n`,
     );
