@@ -1,11 +1,13 @@
-// `npm run eval -- <command>`: run | report | compare | medagentbench-synth | generate-builtin.
+// `npm run eval -- <command>`: run | report | compare | view | judge-check | medagentbench-synth | generate-builtin.
 import { readFile, writeFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { RunArgsSchema } from './cli-args.ts';
 import { EXIT, runCommand, UsageError } from './commands/run-command.ts';
 import { EndpointError } from './environment/check-endpoint.ts';
 import { DatasetError } from './load-dataset.ts';
-import { compareRuns } from './report/compare-runs.ts';
+import { compareCommand } from './commands/compare-command.ts';
+import { viewCommand } from './commands/view-command.ts';
+import { judgeCheckCommand } from './commands/judge-check-command.ts';
 import { htmlReport } from './report/html-report.ts';
 import { markdownReport } from './report/markdown-report.ts';
 import { loadRun } from './report/merge-logs.ts';
@@ -16,14 +18,20 @@ import { writeBuiltinSuite } from './suites/generate-builtin-suite.ts';
 
 const USAGE = `usage:
   eval run [builtin | <suite.jsonl|.yaml> | --tasks <medagentbench.json> | <fhir-agentbench.csv>]
-           [--solver reference|model|replay|answer-key]
+           [--solver reference|model|replay|answer-key|do-nothing] [--baseline do-nothing|none]
            [--model M --base-url URL --api-key K] [--mode client-tools|gateway] [--concurrency N] [--limit N]
            [--category a,b] [--epochs N] [--shard i/n] [--max-steps N] [--log FILE] [--resume]
            [--min-pass-rate PCT] [--replay LOG] [--fhir-base-url URL] [--load-ehr] [--ehr DIR] [--temperature T]
            [--max-tokens N] [--timeout SECONDS (300)] [--max-retries N (2)]
-           [--judge-base-url URL --judge-model M] [--quiet]
+           [--judge-base-url URL --judge-model M] [--context-window TOKENS] [--quiet]
   eval report LOG... [--out PREFIX]        writes PREFIX.md and PREFIX.html (default: first log's name)
-  eval compare A.jsonl B.jsonl            Markdown side by side on stdout
+  eval compare A.jsonl B.jsonl [--max-regression PP] [--allow-different-datasets]
+                                          paired difference, interval, McNemar p; exit 3 when B − A's
+                                          lower bound is below −PP points
+  eval view LOG... [--port N]             a local web viewer of the runs (127.0.0.1; the URL is printed)
+  eval judge-check <fhir-agentbench.csv> --judge-base-url URL --judge-model M [--limit N]
+                                          the judge (or panel) against the rubric on the answer key and
+                                          known-wrong answers: its agreement, with intervals
   eval medagentbench-synth --out FILE.json [--from SAMPLES.json] [--per-category 30]
                                           widens task files (default: the project's own ten seed tasks)
   eval generate-builtin                   regenerates evals/suites/builtin.jsonl from the fixtures`;
@@ -60,9 +68,11 @@ async function main(argv: string[]): Promise<number> {
           'max-tokens': { type: 'string' },
           timeout: { type: 'string' },
           'max-retries': { type: 'string' },
-          'judge-base-url': { type: 'string' },
-          'judge-model': { type: 'string' },
+          'judge-base-url': { type: 'string', multiple: true },
+          'judge-model': { type: 'string', multiple: true },
           quiet: { type: 'boolean' },
+          'context-window': { type: 'string' },
+          baseline: { type: 'string' },
         },
       });
       const parsed = RunArgsSchema.safeParse({
@@ -93,6 +103,8 @@ async function main(argv: string[]): Promise<number> {
         judgeBaseUrl: values['judge-base-url'],
         judgeModel: values['judge-model'],
         quiet: values.quiet,
+        contextWindow: values['context-window'],
+        baseline: values.baseline,
       });
       if (!parsed.success) throw new UsageError(parsed.error.issues.map((i) => `--${i.path.join('.')}: ${i.message}`).join('\n'));
       return runCommand(parsed.data, { stdout: process.stdout, stderr: process.stderr, env: process.env });
@@ -108,11 +120,12 @@ async function main(argv: string[]): Promise<number> {
       for (const w of run.warnings) process.stderr.write(`warning: ${w}\n`);
       return EXIT.ok;
     }
-    case 'compare': {
-      if (rest.length !== 2) throw new UsageError('eval compare needs two logs');
-      process.stdout.write(compareRuns(await loadRun([rest[0]]), await loadRun([rest[1]]), rest));
-      return EXIT.ok;
-    }
+    case 'compare':
+      return compareCommand(rest, process.stdout);
+    case 'view':
+      return viewCommand(rest, process.stdout);
+    case 'judge-check':
+      return judgeCheckCommand(rest, process.stdout);
     case 'medagentbench-synth': {
       const { values } = parseArgs({
         args: rest,

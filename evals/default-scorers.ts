@@ -8,15 +8,17 @@ import { modelGradedScorer, type JudgeOptions } from './scorers/model-graded-sco
 
 /** Every scorer that applies to a scenario runs; a sample passes when all of them give 1, except the informational
  * ones (retrieval recall and precision), which are reported but never fail a sample. */
-export function defaultScorers(opts: { judge?: JudgeOptions } = {}): Scorer[] {
+export function defaultScorers(opts: { judges?: JudgeOptions[] } = {}): Scorer[] {
+  const judges = opts.judges ?? [];
   return [
     answerScorer(),
     fhirActionScorer(),
     trajectoryScorer(),
     medAgentBenchScorer(),
+    medAgentBenchScorer({ conventions: 'strict' }),
     agentBenchRubricScorer(),
     retrievalRecallScorer(),
     retrievalPrecisionScorer(),
-    ...(opts.judge ? [modelGradedScorer(opts.judge), agentBenchJudgeScorer(opts.judge)] : []),
+    ...(judges.length ? [modelGradedScorer(judges[0]), agentBenchJudgeScorer(judges)] : []),
   ];
 }

@@ -3,6 +3,7 @@
 // Readers tolerate a torn last line (a kill -9 mid-write), which the writer truncates away before appending.
 import { open, readFile, stat, truncate, type FileHandle } from 'node:fs/promises';
 import { z } from 'zod';
+import { FailureCauseSchema } from './failure-cause.ts';
 
 export const LOG_SCHEMA_VERSION = 1;
 
@@ -63,6 +64,13 @@ const SampleRecordSchema = z.object({
   metrics: SampleMetricsSchema,
   error: z.string().optional(),
   startedAt: z.string(),
+  /** Why a failed sample failed (failure-cause.ts); absent on passes and in logs older than this field. */
+  failureCause: FailureCauseSchema.optional(),
+  /** The largest prompt of any model call, in tokens, and whether a call hit the model's context. */
+  maxPromptTokens: z.number().optional(),
+  contextHit: z.boolean().optional(),
+  /** The unit of independence for intervals when it is not the scenario (FHIR-AgentBench: the patient). */
+  cluster: z.string().optional(),
 });
 export type SampleRecord = z.infer<typeof SampleRecordSchema>;
 
@@ -75,7 +83,12 @@ const FooterRecordSchema = z.object({
 });
 export type FooterRecord = z.infer<typeof FooterRecordSchema>;
 
-const LogRecordSchema = z.discriminatedUnion('type', [HeaderRecordSchema, SampleRecordSchema, ResumeRecordSchema, FooterRecordSchema]);
+export const LogRecordSchema = z.discriminatedUnion('type', [
+  HeaderRecordSchema,
+  SampleRecordSchema,
+  ResumeRecordSchema,
+  FooterRecordSchema,
+]);
 export type LogRecord = z.infer<typeof LogRecordSchema>;
 
 export interface EvalLog {

@@ -1,5 +1,8 @@
 // Metrics: per model call (in the solver output), per sample, per category and per run.
 import type { SampleMetrics, SampleRecord } from './eval-log.ts';
+import { failureCause, type FailureCause } from './failure-cause.ts';
+import { passAtKSummary, type PassAtKSummary } from './stats/pass-at-k-summary.ts';
+import { passRateInterval, type PassRateInterval } from './stats/pass-rate-interval.ts';
 import type { SolverOutput } from './task.ts';
 
 export function sampleMetrics(output: SolverOutput, latencyMs: number): SampleMetrics {
@@ -35,6 +38,15 @@ export interface GroupSummary {
   samples: number;
   passed: number;
   passRate: number;
+  /** 95% interval of the pass rate (Wilson, or a bootstrap over scenarios/patients with several attempts each). */
+  interval: PassRateInterval;
+  /** With epochs: at least one / every one of k attempts passes, averaged over scenarios. */
+  passAtK?: PassAtKSummary;
+  /** Failed samples by cause. */
+  failures: Partial<Record<FailureCause, number>>;
+  /** The largest prompt of any call, and samples whose calls hit the model's context. */
+  maxPromptTokens: number;
+  contextHits: number;
   errors: number;
   steps: number;
   toolCalls: number;
@@ -70,6 +82,10 @@ function summarizeGroup(samples: SampleRecord[]): GroupSummary {
     samples: samples.length,
     passed: 0,
     passRate: 0,
+    interval: passRateInterval(samples),
+    failures: {},
+    maxPromptTokens: 0,
+    contextHits: 0,
     errors: 0,
     steps: 0,
     toolCalls: 0,
@@ -86,6 +102,10 @@ function summarizeGroup(samples: SampleRecord[]): GroupSummary {
   for (const s of samples) {
     if (s.passed) g.passed++;
     if (s.error) g.errors++;
+    const cause = causeOf(s);
+    if (cause) g.failures[cause] = (g.failures[cause] ?? 0) + 1;
+    g.maxPromptTokens = Math.max(g.maxPromptTokens, s.maxPromptTokens ?? 0);
+    if (s.contextHit) g.contextHits++;
     const m = s.metrics;
     g.steps += m.steps;
     g.toolCalls += m.toolCalls;
@@ -102,6 +122,8 @@ function summarizeGroup(samples: SampleRecord[]): GroupSummary {
     }
   }
   g.passRate = samples.length ? g.passed / samples.length : 0;
+  const atK = passAtKSummary(samples);
+  if (atK) g.passAtK = atK;
   for (const [name, [sum, n]] of Object.entries(scorerSums)) g.scorers[name] = sum / n;
   const lat = samples.map((s) => s.metrics.latencyMs).sort((a, b) => a - b);
   if (lat.length) {
@@ -114,4 +136,26 @@ function summarizeGroup(samples: SampleRecord[]): GroupSummary {
 export function formatPassRate(g: Pick<GroupSummary, 'passed' | 'samples'>): string {
   const pct = g.samples ? (100 * g.passed) / g.samples : 0;
   return `${pct.toFixed(1)}% (${g.passed}/${g.samples})`;
+}
+
+/** "[58.4, 69.2]": the 95% interval in percent. */
+export function formatInterval(i: { low: number; high: number }): string {
+  return `[${(100 * i.low).toFixed(1)}, ${(100 * i.high).toFixed(1)}]`;
+}
+
+/** "pass@3 80.0%, pass^3 55.0%". */
+export function formatPassAtK(p: PassAtKSummary): string {
+  return `pass@${p.k} ${(100 * p.passAtK).toFixed(1)}%, pass^${p.k} ${(100 * p.passHatK).toFixed(1)}%`;
+}
+
+/** "Wilson", "Wilson over 3 clusters" (every attempt agreed) or "bootstrap over 40 clusters". */
+export function intervalMethod(g: Pick<GroupSummary, 'samples' | 'interval'>): string {
+  const { method, clusters } = g.interval;
+  if (method === 'cluster-bootstrap') return `bootstrap over ${clusters} clusters`;
+  return clusters < g.samples ? `Wilson over ${clusters} clusters` : 'Wilson';
+}
+
+/** The logged cause, or the same rule applied to a log written before causes were recorded. */
+export function causeOf(s: SampleRecord): FailureCause | undefined {
+  return s.failureCause ?? failureCause(s);
 }

@@ -4,6 +4,7 @@ import type { Resource } from '@medplum/fhirtypes';
 import type { FhirEnvironment } from './environment/fhir-environment.ts';
 import type { SampleRecord } from './eval-log.ts';
 import { sampleKey } from './eval-log.ts';
+import { failureCause, hitContext } from './failure-cause.ts';
 import { sampleMetrics } from './metrics.ts';
 import type { Scenario } from './scenario.ts';
 import type { Score, SolverOutput, Task } from './task.ts';
@@ -23,6 +24,8 @@ export interface RunEvalOptions {
   onSample?: (record: SampleRecord) => void | Promise<void>;
   signal?: AbortSignal;
   wallClock?: () => Date;
+  /** The model's context window in tokens, when known: a call whose prompt + completion reached it hit the context. */
+  contextWindow?: number;
 }
 
 export function plannedSamples(
@@ -80,6 +83,7 @@ async function runSample(opts: RunEvalOptions, scenario: Scenario, epoch: number
           maxSteps: opts.maxSteps ?? 8,
           epoch,
           signal: opts.signal,
+          fhirRequests: sandbox.requests,
         });
       } catch (err) {
         output = { ...EMPTY, error: `solver threw: ${(err as Error).message}` };
@@ -138,5 +142,11 @@ async function runSample(opts: RunEvalOptions, scenario: Scenario, epoch: number
     startedAt,
   };
   if (errors.length) record.error = errors.join('; ');
+  record.maxPromptTokens = Math.max(0, ...output.modelCalls.map((c) => c.promptTokens));
+  record.contextHit = hitContext(output.modelCalls, opts.contextWindow);
+  // FHIR-AgentBench asks several questions per patient: they stand or fall together.
+  if (scenario.expected.kind === 'fhir-agentbench' && scenario.patients[0]) record.cluster = `patient:${scenario.patients[0]}`;
+  const cause = failureCause(record);
+  if (cause) record.failureCause = cause;
   return record;
 }

@@ -29,7 +29,7 @@ export interface ToolTraceEntry {
   /** Where it ran: the harness, the gateway, or the reference solver's direct FHIR calls. */
   via: 'client' | 'gateway' | 'reference';
   /** The FHIR requests the gateway made for this call (its `fhir_agent` trace). */
-  fhirRequests?: Array<{ method: string; url: string; status: number }>;
+  fhirRequests?: Array<{ method: string; url: string; status: number; durationMs?: number }>;
   written?: Array<{ resourceType: string; id: string }>;
   /** `Type/id` of what the gateway's tool result showed the model (its `fhir_agent` trace). */
   shown?: string[];
@@ -44,6 +44,8 @@ export interface SolverContext {
   /** 1-based epoch, for solvers that replay a log keyed by (id, epoch). */
   epoch: number;
   signal?: AbortSignal;
+  /** The FHIR requests of the sandbox's client so far, to attach to each client-side tool call. */
+  fhirRequests?: () => ReadonlyArray<{ method: string; url: string; status: number; durationMs?: number }>;
 }
 
 export interface SolverOutput {

@@ -152,7 +152,9 @@ describe('reports', () => {
         '\n',
     );
     const cmp = compareRuns(run, await loadRun([other]));
-    expect(cmp).toContain('Changed outcomes (2)');
+    expect(cmp.markdown).toContain('Changed outcomes (2)');
+    expect(cmp.unpaired).toEqual({ a: 0, b: 0 });
+    expect(cmp.overall).toMatchObject({ pairs: 3, onlyA: 1, onlyB: 1, p: 1, different: false });
   });
 });
 

@@ -45,8 +45,14 @@ let tasks: MedAgentBenchTask[];
 let fhir: FhirClient;
 const byCase = (cat: string, c: string) => tasks.find((t) => t.id.startsWith(`${cat}_`) && caseOf(t) === c)!;
 
-async function grade(task: MedAgentBenchTask, answer: unknown[] | null, writes: Resource[] = [], clockPinned = true) {
-  const s = await medAgentBenchScorer().score({
+async function grade(
+  task: MedAgentBenchTask,
+  answer: unknown[] | null,
+  writes: Resource[] = [],
+  clockPinned = true,
+  conventions: 'strict' | 'fhir-valid' = 'fhir-valid',
+) {
+  const s = await medAgentBenchScorer({ conventions }).score({
     scenario: medAgentBenchToScenario(task),
     output: { answer, rawAnswer: null, transcript: [], toolTrace: [], modelCalls: [] },
     writes,
@@ -162,6 +168,56 @@ describe('MedAgentBench grader', () => {
     const fresh = byCase('task10', 'fresh');
     const exp = (await computeMabExpectation(fresh, fhir, { clockPinned: true })).answer as { value: unknown[] };
     expect((await grade(fresh, exp.value)).value).toBe(1);
-    expect((await grade(fresh, [exp.value[0]])).value).toBe(0);
+    expect((await grade(fresh, [exp.value[0], '2020-01-01T00:00:00Z'])).value).toBe(0);
+  });
+});
+
+// Hand-made answers where the official conventions (strict) and valid FHIR (fhir-valid) must disagree, and ones
+// where they must agree.
+describe('MedAgentBench strict vs fhir-valid', () => {
+  const both = async (task: MedAgentBenchTask, answer: unknown[] | null, writes: Resource[] = []) => [
+    (await grade(task, answer, writes, true, 'strict')).value,
+    (await grade(task, answer, writes, true, 'fhir-valid')).value,
+  ];
+
+  it('route: the bare string "IV" only strict accepts; a CodeableConcept only fhir-valid', async () => {
+    const t = byCase('task5', 'severe');
+    const fhirRoute = await referenceWrites(t);
+    expect(await both(t, [], fhirRoute)).toEqual([0, 1]);
+    const bare = structuredClone(fhirRoute) as any[];
+    bare[0].dosageInstruction[0].route = 'IV';
+    expect(await both(t, [], bare)).toEqual([1, 1]);
+    const strictOut = await grade(t, [], fhirRoute, true, 'strict');
+    expect(strictOut.explanation).toMatch(/route = \[\{"text":"IV"\}\], wanted "IV"/);
+    expect(strictOut.metadata).toMatchObject({ informational: true, writesOk: false, answerOk: true, conventions: 'strict' });
+  });
+
+  it('"no data": -1 is what both accept; [] only fhir-valid', async () => {
+    const none = byCase('task4', 'none');
+    expect(await both(none, [-1])).toEqual([1, 1]);
+    expect(await both(none, [])).toEqual([0, 1]);
+    expect(await both(byCase('task7', 'none'), [])).toEqual([0, 1]);
+  });
+
+  it('task 10: [value, time] both accept; the value alone or the time in another offset only fhir-valid', async () => {
+    const fresh = byCase('task10', 'fresh');
+    const exp = (await computeMabExpectation(fresh, fhir, { clockPinned: true })).answer as unknown as { value: [number, string] };
+    expect(await both(fresh, exp.value)).toEqual([1, 1]);
+    expect(await both(fresh, [exp.value[0]])).toEqual([0, 1]);
+    const sameInstant = new Date(Date.parse(exp.value[1])).toISOString();
+    expect(sameInstant).not.toBe(exp.value[1]);
+    expect(await both(fresh, [exp.value[0], sameInstant])).toEqual([0, 1]);
+  });
+
+  it('task 9: the two orders in the official order both accept; reversed only fhir-valid', async () => {
+    const t = byCase('task9', 'low');
+    const writes = (await referenceWrites(t)) as any[];
+    for (const w of writes) if (w.resourceType === 'MedicationRequest') w.dosageInstruction[0].route = 'oral';
+    expect(await both(t, [], writes)).toEqual([1, 1]);
+    expect(await both(t, [], [...writes].reverse())).toEqual([0, 1]);
+  });
+
+  it('a wrong answer fails both', async () => {
+    expect(await both(byCase('task4', 'none'), [3])).toEqual([0, 0]);
   });
 });

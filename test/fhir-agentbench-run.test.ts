@@ -101,6 +101,8 @@ describe('eval run <fhir-agentbench.csv>', () => {
     expect(run.stdout).toContain(`FHIR-AgentBench: ${rows.length + 1} questions, 1 data missing`);
     expect(run.stdout).toContain(`rubric pass rate: 100.0% (${graded}/${graded})`);
     expect(run.stdout).toMatch(/judge pass rate: n\/a/);
+    // Questions of one patient stand or fall together: the interval counts the 3 patients, not the questions.
+    expect(run.stdout).toMatch(/^95% interval: \[\d+\.\d, 100\.0\] \(Wilson over 3 clusters\)$/m);
     expect(run.stdout).toMatch(
       /retrieval over \d+ rows with gold resources: recall 1\.000 \(all gold retrieved; mean fraction 1\.000\), precision 1\.000/,
     );

@@ -216,6 +216,30 @@ describe('the judge, through an OpenAI-compatible server', () => {
     expect(up.requests.at(-1)?.body.max_tokens).toBeGreaterThanOrEqual(512);
   });
 
+  it('a panel: majority vote over several judges, a tie named and failed', async () => {
+    // One server per judge, so each judge's reply is its own whatever order the parallel requests arrive in.
+    const more = [await startFakeUpstream(), await startFakeUpstream()];
+    try {
+      const servers = [up, ...more];
+      const panel = agentBenchJudgeScorer(servers.map((u, i) => ({ baseUrl: u.baseUrl, model: `judge-${i}` })));
+      expect(panel.args.panel).toHaveLength(3);
+      servers.forEach((u, i) => u.enqueue(completionReply({ content: ['1', '1', '0'][i] })));
+      expect(await panel.score(ctx(q, output([88])))).toMatchObject({
+        value: 1,
+        explanation: 'panel 2–1 (judge-0 1, judge-1 1, judge-2 0)',
+      });
+      // One says 1, one 0, one never answers 0/1: a tie, which does not pass.
+      up.enqueue(completionReply({ content: '1' }));
+      more[0].enqueue(completionReply({ content: '0' }));
+      more[1].enqueue(completionReply({ content: 'hmm' }), completionReply({ content: 'not sure' }));
+      const tie = await panel.score(ctx(q, output([88])));
+      expect(tie).toMatchObject({ value: 0, metadata: { tie: true } });
+      expect(tie!.explanation).toBe('panel tie (judge-0 1, judge-1 0, judge-2 error): not passed');
+    } finally {
+      await Promise.all(more.map((u) => u.close()));
+    }
+  });
+
   it('settles the null-answer step without a model call, and tells the judge "no answer" for rows without gold', async () => {
     const judge = agentBenchJudgeScorer({ baseUrl: up.baseUrl, model: 'j' });
     const none = question({ question: 'Any procedures last year?', trueAnswer: [[0]], trueFhirIds: {} });

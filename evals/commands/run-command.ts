@@ -3,7 +3,7 @@ import { mkdir } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { RunArgs } from '../cli-args.ts';
+import { judgePanel, type RunArgs } from '../cli-args.ts';
 import { defaultScorers } from '../default-scorers.ts';
 import { checkEndpoint, type EndpointProbe } from '../environment/check-endpoint.ts';
 import { createEnvironment } from '../environment/create-environment.ts';
@@ -11,7 +11,10 @@ import { EvalLogWriter, LOG_SCHEMA_VERSION, readEvalLog, sampleKey, type SampleR
 import { gitRevision } from '../git-revision.ts';
 import { loadDataset, shardScenarios } from '../load-dataset.ts';
 import { generateMabEhr } from '../medagentbench/generate-ehr.ts';
-import { formatPassRate, summarize } from '../metrics.ts';
+import { summarize } from '../metrics.ts';
+import { baselineSummary } from '../baseline-summary.ts';
+import { doNothingSolver } from '../solvers/do-nothing-solver.ts';
+import { writeClosingLines } from './closing-lines.ts';
 import { ProgressBar } from '../progress-bar.ts';
 import { plannedSamples, runEval } from '../run-eval.ts';
 import { defineTask, type Solver } from '../task.ts';
@@ -20,7 +23,7 @@ import { referenceSolver } from '../solvers/reference-solver.ts';
 import { replaySolver } from '../solvers/replay-solver.ts';
 import { answerKeySolver } from '../solvers/answer-key-solver.ts';
 import { checkGoldData } from '../fhir-agentbench/check-gold-data.ts';
-import { formatAgentBenchSummary, summarizeAgentBench } from '../fhir-agentbench/agentbench-summary.ts';
+import { summarizeAgentBench } from '../fhir-agentbench/agentbench-summary.ts';
 import { createMedplumFhirClient } from '../../src/fhir/medplum-fhir-client.ts';
 import { loadSyntheticEhrBundles } from '../../fixtures/synthetic-ehr.ts';
 import { readEhrBundles } from '../../src/fhir/loader/read-ehr-bundles.ts';
@@ -49,18 +52,15 @@ export async function runCommand(args: RunArgs, io: RunIo): Promise<number> {
   if (args.limit) scenarios = scenarios.slice(0, args.limit);
 
   const solver =
-    dataset.kind === 'fhir-agentbench' && args.solver !== 'model' && args.solver !== 'replay'
+    dataset.kind === 'fhir-agentbench' && !['model', 'replay', 'do-nothing'].includes(args.solver)
       ? answerKeySolver()
       : await makeSolver(args, io);
-  const judge =
-    args.judgeBaseUrl && args.judgeModel
-      ? { baseUrl: args.judgeBaseUrl, model: args.judgeModel, apiKey: args.apiKey, fetch: io.fetch, timeoutMs: args.timeout * 1000 }
-      : undefined;
+  const judges = judgePanel(args, { apiKey: args.apiKey, fetch: io.fetch, timeoutMs: args.timeout * 1000 });
   const task = defineTask({
     name: path.basename(source).replace(/\.(jsonl|json|ya?ml|csv)$/i, ''),
     dataset: scenarios,
     solver,
-    scorers: defaultScorers({ judge }),
+    scorers: defaultScorers({ judges }),
   });
 
   const fhirBaseUrl = args.fhirBaseUrl ?? io.env.FHIR_BASE_URL;
@@ -159,6 +159,7 @@ export async function runCommand(args: RunArgs, io: RunIo): Promise<number> {
       clockPinned: !gateway,
       skip,
       signal: controller.signal,
+      contextWindow: args.contextWindow,
       onSample: async (rec) => {
         await writer.append(rec);
         progress?.tick(rec);
@@ -171,42 +172,46 @@ export async function runCommand(args: RunArgs, io: RunIo): Promise<number> {
   }
   const all = [...prior, ...fresh];
   const summary = summarize(all);
+  const baseline =
+    (args.baseline ?? (dataset.medagentbench ? 'do-nothing' : 'none')) === 'do-nothing' &&
+    args.solver !== 'do-nothing' &&
+    !controller.signal.aborted
+      ? baselineSummary(
+          'do-nothing',
+          summarize(
+            await runEval({
+              task: { ...task, solver: doNothingSolver() },
+              environment,
+              concurrency: args.concurrency,
+              clockPinned: !gateway,
+            }),
+          ),
+        )
+      : undefined;
   const agentBench = dataCheck ? summarizeAgentBench(all, dataCheck.missing.length) : undefined;
   const interrupted = controller.signal.aborted || all.length < planned.size;
   await writer.append({
     type: 'footer',
     status: interrupted ? 'interrupted' : summary.overall.errors ? 'error' : 'success',
     finishedAt: new Date().toISOString(),
-    summary: { ...summary, ...(agentBench ? { fhirAgentBench: agentBench } : {}) } as unknown as Record<string, unknown>,
+    summary: { ...summary, ...(agentBench ? { fhirAgentBench: agentBench } : {}), ...(baseline ? { baseline } : {}) } as unknown as Record<
+      string,
+      unknown
+    >,
   });
   await writer.close();
   await environment.close();
 
-  const out = io.stdout;
-  out.write(`log: ${logPath}\n`);
-  out.write('| category | pass rate | errors |\n|---|---|---|\n');
-  for (const [cat, g] of Object.entries(summary.byCategory)) out.write(`| ${cat} | ${formatPassRate(g)} | ${g.errors} |\n`);
-  const o = summary.overall;
-  out.write(
-    `tokens: prompt ${o.promptTokens}, completion ${o.completionTokens}, reasoning ${o.reasoningTokens}, cached ${o.cachedTokens}; finish reasons ${JSON.stringify(o.finishReasons)}; tool calls ${o.toolCalls} (${o.toolErrors} errors)\n`,
-  );
-  if (o.errors) out.write(`harness errors: ${o.errors} (e.g. ${all.find((s) => s.error)?.error?.slice(0, 200)})\n`);
-  const ungradable = dataset.ungradable ?? [];
-  if (ungradable.length) {
-    const shown = ungradable.slice(0, 5).map((u) => `${u.id}: ${u.reason}`);
-    out.write(`ungradable (not run, not counted): ${ungradable.length} (${shown.join('; ')}${ungradable.length > 5 ? '; …' : ''})\n`);
-  }
-  if (agentBench) out.write(`${formatAgentBenchSummary(agentBench)}\n`);
-  const pct = o.samples ? (100 * o.passed) / o.samples : 0;
-  out.write(`pass rate: ${Number(pct.toFixed(1))}% (${o.passed}/${o.samples})\n`);
+  const pct = writeClosingLines(io.stdout, { logPath, summary, samples: all, ungradable: dataset.ungradable ?? [], agentBench, baseline });
   if (interrupted) return EXIT.harnessError;
-  if (o.errors) return EXIT.harnessError;
+  if (summary.overall.errors) return EXIT.harnessError;
   if (args.minPassRate !== undefined && pct < args.minPassRate) return EXIT.belowMinPassRate;
   return EXIT.ok;
 }
 
 async function makeSolver(args: RunArgs, io: RunIo): Promise<Solver> {
   if (args.solver === 'reference') return referenceSolver();
+  if (args.solver === 'do-nothing') return doNothingSolver();
   if (args.solver === 'answer-key') throw new UsageError('--solver answer-key needs a FHIR-AgentBench CSV');
   if (args.solver === 'replay') {
     if (!args.replay) throw new UsageError('--solver replay needs --replay <log.jsonl>');
@@ -236,8 +241,9 @@ async function preflight(args: RunArgs, io: RunIo, fhirBaseUrl: string | undefin
   const baseUrl = args.baseUrl ?? io.env.UPSTREAM_BASE_URL;
   if (args.solver === 'model' && baseUrl)
     probes.push({ flag: '--base-url', baseUrl, path: 'models', headers: bearer(args.apiKey ?? io.env.UPSTREAM_API_KEY), fetch: io.fetch });
-  if (args.judgeBaseUrl && args.judgeModel)
-    probes.push({ flag: '--judge-base-url', baseUrl: args.judgeBaseUrl, path: 'models', headers: bearer(args.apiKey), fetch: io.fetch });
+  const judgeUrls = judgePanel(args, {}).map((j) => j.baseUrl);
+  for (const url of new Set(judgeUrls))
+    probes.push({ flag: '--judge-base-url', baseUrl: url, path: 'models', headers: bearer(args.apiKey), fetch: io.fetch });
   if (fhirBaseUrl) probes.push({ flag: '--fhir-base-url', baseUrl: fhirBaseUrl, path: 'metadata', headers: fhirHeaders, fetch: io.fetch });
   await Promise.all(probes.map((p) => checkEndpoint(p)));
 }

@@ -7,7 +7,7 @@ import type { Bundle, Resource } from '@medplum/fhirtypes';
 import type { FhirClient } from '../../src/fhir/fhir-client.ts';
 import type { Scenario } from '../scenario.ts';
 import { KeyedLock } from './keyed-lock.ts';
-import { recordingFetch } from './recording-fetch.ts';
+import { recordingFetch, type FhirRequestEntry } from './recording-fetch.ts';
 
 export interface Sandbox {
   fhir: FhirClient;
@@ -15,6 +15,8 @@ export interface Sandbox {
   writes(): Promise<Resource[]>;
   /** `Type/id` of every resource the harness's client was sent back (reads and search pages). */
   reads?(): string[];
+  /** Every FHIR request of the harness's client so far (method, URL, status, time). */
+  requests?(): FhirRequestEntry[];
   release(): Promise<void>;
 }
 
@@ -43,7 +45,7 @@ export function forkEnvironment(store: ForkableStore, makeClient: ClientFactory)
       const fork = await store.fork();
       const rec = recordingFetch(fork.fetch);
       const fhir = makeClient({ baseUrl: 'http://embedded.local/fhir', fetch: rec.fetch });
-      return { fhir, writes: async () => rec.writes(), reads: () => rec.reads(), release: async () => {} };
+      return { fhir, writes: async () => rec.writes(), reads: () => rec.reads(), requests: () => rec.requests(), release: async () => {} };
     },
     async close() {},
   };
@@ -81,6 +83,7 @@ export function cleanupEnvironment(opts: {
           fhir,
           writes,
           reads: () => rec.reads(),
+          requests: () => rec.requests(),
           async release() {
             try {
               const toDelete = await writes();

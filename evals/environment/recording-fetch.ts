@@ -8,14 +8,33 @@ export interface RecordingFetch {
   writes(): Resource[];
   /** `Type/id` of every resource a successful GET (read or search page) returned, in first-seen order. */
   reads(): string[];
+  /** Every request made through it, in order: what the viewer shows under each tool call. */
+  requests(): FhirRequestEntry[];
+}
+
+export interface FhirRequestEntry {
+  method: string;
+  url: string;
+  status: number;
+  durationMs?: number;
 }
 
 export function recordingFetch(inner: typeof fetch): RecordingFetch {
   const written = new Map<string, Resource>();
   const read = new Set<string>();
+  const requests: FhirRequestEntry[] = [];
   const wrapped: typeof fetch = async (input, init) => {
-    const res = await inner(input, init);
+    const started = performance.now();
     const method = (init?.method ?? (input instanceof Request ? input.method : 'GET')).toUpperCase();
+    const url = input instanceof Request ? input.url : String(input);
+    let res: Response;
+    try {
+      res = await inner(input, init);
+    } catch (err) {
+      requests.push({ method, url, status: 0, durationMs: Math.round(performance.now() - started) });
+      throw err;
+    }
+    requests.push({ method, url, status: res.status, durationMs: Math.round(performance.now() - started) });
     const write = method === 'POST' || method === 'PUT' || method === 'PATCH';
     if (res.ok && (write || method === 'GET')) {
       for (const r of await returnedResources(res)) {
@@ -25,7 +44,7 @@ export function recordingFetch(inner: typeof fetch): RecordingFetch {
     }
     return res;
   };
-  return { fetch: wrapped, writes: () => [...written.values()], reads: () => [...read] };
+  return { fetch: wrapped, writes: () => [...written.values()], reads: () => [...read], requests: () => requests };
 }
 
 /**

@@ -8,12 +8,17 @@ import { GRADER_NEEDS } from './gradability.ts';
 import { type MedAgentBenchTask, categoryOf, mrnOf } from './task-file.ts';
 import { DEFAULT_NOW, MAB, nextDayDate, parseBpValue, parseCode, parseNameAndDob, parseNow, parseReferralNote } from './task-text.ts';
 
+/** `alsoAccept`: answers the official grader rejects that say the same thing (`fhir-valid` accepts them). */
 export type AnswerRule =
-  | { kind: 'exact'; value: unknown[] }
-  | { kind: 'tolerance'; value: number; tolerance: number }
+  | { kind: 'exact'; value: unknown[]; alsoAccept?: unknown[][] }
+  | { kind: 'tolerance'; value: number; tolerance: number; alsoAccept?: unknown[][] }
   /** Action categories 5, 9, 10: "we only ask the model to check", so [] is also accepted. */
-  | { kind: 'exact-or-empty'; value: unknown[] }
+  | { kind: 'exact-or-empty'; value: unknown[]; alsoAccept?: unknown[][] }
   | { kind: 'any' };
+
+/** `strict`: the official refsol's conventions to the letter (a bare-string route, -1 for "no data", exact
+ * `[value, time]`, codings as whole objects, orders in its order). `fhir-valid`: also valid FHIR equivalents. */
+export type MabConventions = 'strict' | 'fhir-valid';
 
 export interface PlannedWrite {
   /** What the reference solver writes. */
@@ -21,6 +26,9 @@ export interface PlannedWrite {
   /** What the grader requires of the model's write. */
   fields: Record<string, FieldMatcher>;
 }
+
+/** "No data" is -1 in the official grader though the task never says so; [] says the same. */
+const NO_DATA_ALSO: unknown[][] = [[]];
 
 export interface MabExpectation {
   answer: AnswerRule;
@@ -52,8 +60,16 @@ const HOUR = 3_600_000;
 export async function computeMabExpectation(
   task: MedAgentBenchTask,
   fhir: FhirClient,
-  opts: { clockPinned: boolean },
+  opts: { clockPinned: boolean; conventions?: MabConventions },
 ): Promise<MabExpectation> {
+  const strict = opts.conventions === 'strict';
+  // The official grader compares these as whole objects and the route as a bare string (invalid FHIR).
+  const route = (name: string, regex: string): Record<string, FieldMatcher> =>
+    strict
+      ? { 'dosageInstruction[0].route': name }
+      : { 'dosageInstruction[0].route.text|dosageInstruction[0].route.coding.code|dosageInstruction[0].route': { regex, flags: 'i' } };
+  const coding = (system: string, code: string): Record<string, FieldMatcher> =>
+    strict ? { 'code.coding[0]': { equals: { system, code } } } : { 'code.coding.system': system, 'code.coding.code': code };
   const category = categoryOf(task.id);
   const nowIso = parseNow(task.context) ?? DEFAULT_NOW;
   const now = Date.parse(nowIso);
@@ -107,14 +123,23 @@ export async function computeMabExpectation(
         valueString,
         subject,
       };
-      const fields: Record<string, FieldMatcher> = {
-        'category.coding.code': 'vital-signs',
-        'code.text|code.coding.code': MAB.bpFlowsheet,
-        status: 'final',
-        valueString,
-        'subject.reference': subject.reference,
-        ...(opts.clockPinned ? { effectiveDateTime: { instant: nowIso } } : {}),
-      };
+      const fields: Record<string, FieldMatcher> = strict
+        ? {
+            'category[0].coding[0]': { equals: resource.category![0].coding![0] },
+            code: { equals: { text: MAB.bpFlowsheet } },
+            status: 'final',
+            valueString,
+            subject: { equals: subject },
+            ...(opts.clockPinned ? { effectiveDateTime: nowIso } : {}),
+          }
+        : {
+            'category.coding.code': 'vital-signs',
+            'code.text|code.coding.code': MAB.bpFlowsheet,
+            status: 'final',
+            valueString,
+            'subject.reference': subject.reference,
+            ...(opts.clockPinned ? { effectiveDateTime: { instant: nowIso } } : {}),
+          };
       return { answer: { kind: 'any' }, writes: [{ resource, fields }], evidence: `record ${valueString}` };
     }
     case 'task4':
@@ -122,7 +147,7 @@ export async function computeMabExpectation(
       const code = category === 'task4' ? 'MG' : 'GLU';
       const last = latest(await labPoints(fhir, mrn, code), category === 'task4' ? now - 24 * HOUR : undefined);
       return {
-        answer: { kind: 'exact', value: [last ? last.value : -1] },
+        answer: { kind: 'exact', value: [last ? last.value : -1], alsoAccept: last ? [] : NO_DATA_ALSO },
         writes: [],
         evidence: `latest ${code}: ${last ? `${last.value} at ${last.iso}` : 'none'}`,
       };
@@ -130,7 +155,11 @@ export async function computeMabExpectation(
     case 'task6': {
       const pts = (await labPoints(fhir, mrn, 'GLU')).filter((p) => p.at >= now - 24 * HOUR);
       const mean = pts.length ? pts.reduce((s, p) => s + p.value, 0) / pts.length : -1;
-      return { answer: { kind: 'tolerance', value: mean, tolerance: 0.1 }, writes: [], evidence: `${pts.length} GLU values in 24 h` };
+      return {
+        answer: { kind: 'tolerance', value: mean, tolerance: 0.1, alsoAccept: pts.length ? [] : NO_DATA_ALSO },
+        writes: [],
+        evidence: `${pts.length} GLU values in 24 h`,
+      };
     }
     case 'task5': {
       const last = latest(await labPoints(fhir, mrn, 'MG'), now - 24 * HOUR);
@@ -142,14 +171,18 @@ export async function computeMabExpectation(
       const resource = medicationOrder(ndc, 'IV', { value: dose, unit: 'g' }, { value: rate, unit: 'h' }, nowIso, subject);
       const fields: Record<string, FieldMatcher> = {
         ...ndcFields(ndc),
-        'dosageInstruction[0].route.text|dosageInstruction[0].route.coding.code|dosageInstruction[0].route': {
-          regex: '^\\s*(iv|intravenous)\\s*$',
-          flags: 'i',
-        },
-        'dosageInstruction[0].doseAndRate[0].doseQuantity.value': dose,
-        'dosageInstruction[0].doseAndRate[0].doseQuantity.unit': 'g',
-        'dosageInstruction[0].doseAndRate[0].rateQuantity.value': rate,
-        'dosageInstruction[0].doseAndRate[0].rateQuantity.unit': 'h',
+        ...route('IV', '^\\s*(iv|intravenous)\\s*$'),
+        ...(strict
+          ? {
+              'dosageInstruction[0].doseAndRate[0].doseQuantity': { equals: { value: dose, unit: 'g' } },
+              'dosageInstruction[0].doseAndRate[0].rateQuantity': { equals: { value: rate, unit: 'h' } },
+            }
+          : {
+              'dosageInstruction[0].doseAndRate[0].doseQuantity.value': dose,
+              'dosageInstruction[0].doseAndRate[0].doseQuantity.unit': 'g',
+              'dosageInstruction[0].doseAndRate[0].rateQuantity.value': rate,
+              'dosageInstruction[0].doseAndRate[0].rateQuantity.unit': 'h',
+            }),
         ...common,
         ...authored,
       };
@@ -164,7 +197,11 @@ export async function computeMabExpectation(
       const value = last ? last.value : -1;
       const dose = last ? potassiumDose(last.value) : undefined;
       if (!last || dose === undefined)
-        return { answer: { kind: 'exact-or-empty', value: [value] }, writes: [], evidence: `K ${last?.value ?? 'none'}: no order` };
+        return {
+          answer: { kind: 'exact-or-empty', value: [value] },
+          writes: [],
+          evidence: `K ${last?.value ?? 'none'}: no order`,
+        };
       const ndc = parseCode(task.context, /NDC for replacement potassium is/, MAB.potassiumNdc);
       const loinc = parseCode(task.context, /LOINC code for serum potassium level is/, MAB.potassiumLoinc);
       const med = medicationOrder(ndc, 'oral', { value: round(dose, 2), unit: 'mEq' }, undefined, nowIso, subject);
@@ -177,10 +214,7 @@ export async function computeMabExpectation(
             resource: med,
             fields: {
               ...ndcFields(ndc),
-              'dosageInstruction[0].route.text|dosageInstruction[0].route.coding.code|dosageInstruction[0].route': {
-                regex: '^\\s*oral\\s*$',
-                flags: 'i',
-              },
+              ...route('oral', '^\\s*oral\\s*$'),
               'dosageInstruction[0].doseAndRate[0].doseQuantity.value': { approx: dose, tolerance: 0.1 },
               'dosageInstruction[0].doseAndRate[0].doseQuantity.unit': 'mEq',
               ...common,
@@ -190,8 +224,7 @@ export async function computeMabExpectation(
           {
             resource: lab,
             fields: {
-              'code.coding.system': MAB.loincSystem,
-              'code.coding.code': loinc,
+              ...coding(MAB.loincSystem, loinc),
               priority: 'stat',
               occurrenceDateTime: { includes: `${nextDayDate(nowIso)}T08:` },
               ...common,
@@ -207,8 +240,7 @@ export async function computeMabExpectation(
       const snomed = parseCode(task.context, /SNOMED code for .*? referral is/, MAB.referralSnomed);
       const resource = serviceOrder(MAB.snomedSystem, snomed, nowIso, subject, { note: [{ text: note }] });
       const fields: Record<string, FieldMatcher> = {
-        'code.coding.system': MAB.snomedSystem,
-        'code.coding.code': snomed,
+        ...coding(MAB.snomedSystem, snomed),
         priority: 'stat',
         'note.text': { includes: note },
         ...common,
@@ -219,18 +251,24 @@ export async function computeMabExpectation(
     case 'task10': {
       const last = latest(await labPoints(fhir, mrn, 'A1C'));
       const value = last ? [last.value, last.iso] : [-1];
+      // The task asks for "the last value and its time"; the value alone answers the question too.
+      const alsoAccept = last ? [[last.value]] : NO_DATA_ALSO;
       const yearAgo = new Date(now);
       yearAgo.setUTCFullYear(yearAgo.getUTCFullYear() - 1);
       if (last && last.at >= yearAgo.getTime())
-        return { answer: { kind: 'exact-or-empty', value }, writes: [], evidence: `A1C ${last.value} at ${last.iso} is recent` };
+        return {
+          answer: { kind: 'exact-or-empty', value, alsoAccept },
+          writes: [],
+          evidence: `A1C ${last.value} at ${last.iso} is recent`,
+        };
       const loinc = parseCode(task.context, /LOINC code for ordering HbA1C lab is:?/, MAB.a1cLoinc);
       const resource = serviceOrder(MAB.loincSystem, loinc, nowIso, subject, {});
       return {
-        answer: { kind: 'exact-or-empty', value },
+        answer: { kind: 'exact-or-empty', value, alsoAccept },
         writes: [
           {
             resource,
-            fields: { 'code.coding.system': MAB.loincSystem, 'code.coding.code': loinc, priority: 'stat', ...common, ...authored },
+            fields: { ...coding(MAB.loincSystem, loinc), priority: 'stat', ...common, ...authored },
           },
         ],
         evidence: last ? `A1C ${last.value} at ${last.iso} is stale: order` : 'no A1C: order',

@@ -1,8 +1,9 @@
 // A self-contained HTML page: summary, inline SVG charts, and a per-sample drill-down into the transcript.
 import type { SampleRecord } from '../eval-log.ts';
 import { agentBenchReportLines } from '../fhir-agentbench/agentbench-summary.ts';
-import { formatPassRate, summarize } from '../metrics.ts';
+import { causeOf, formatInterval, formatPassRate, summarize } from '../metrics.ts';
 import type { MergedRun } from './merge-logs.ts';
+import { failuresByCause, runHighlights, strictSplit } from './run-highlights.ts';
 import { barChart, esc, histogram, stackedChart } from './svg-charts.ts';
 
 const FINISH_ORDER = ['stop', 'tool_calls', 'length', 'content_filter', 'error'];
@@ -15,7 +16,8 @@ const FINISH_COLORS: Record<string, string> = {
 };
 
 export function htmlReport(run: MergedRun): string {
-  const { overall, byCategory } = summarize(run.samples);
+  const summary = summarize(run.samples);
+  const { overall, byCategory } = summary;
   const cats = Object.entries(byCategory);
   const h = run.header;
   const passChart = barChart(
@@ -47,7 +49,7 @@ export function htmlReport(run: MergedRun): string {
   const rows = cats
     .map(
       ([c, g]) =>
-        `<tr><td>${esc(c)}</td><td>${formatPassRate(g)}</td><td>${g.steps}</td><td>${g.toolCalls} (${g.toolErrors})</td><td>${g.promptTokens}</td><td>${g.completionTokens}</td><td>${g.reasoningTokens}</td><td>${Math.round(g.latencyMs.p50)} / ${Math.round(g.latencyMs.p95)}</td></tr>`,
+        `<tr><td>${esc(c)}</td><td>${formatPassRate(g)}</td><td>${formatInterval(g.interval)}</td><td>${g.steps}</td><td>${g.toolCalls} (${g.toolErrors})</td><td>${g.promptTokens}</td><td>${g.completionTokens}</td><td>${g.reasoningTokens}</td><td>${Math.round(g.latencyMs.p50)} / ${Math.round(g.latencyMs.p95)}</td></tr>`,
     )
     .join('');
   return `<!doctype html>
@@ -64,10 +66,13 @@ input{padding:4px;width:280px}.errors{border:1px solid #fca5a5;background:#fef2f
 .errors ul{margin:4px 0;padding-left:20px}
 </style></head><body>
 <h1>Eval report: ${esc(h?.task ?? 'run')}</h1>
-<p class="big">pass rate ${formatPassRate(overall)}</p>
-${agentBenchReportLines(h, run.samples)
-  .map((l) => `<p>${esc(l)}</p>`)
-  .join('')}
+<p class="big">pass rate ${formatPassRate(overall)} <span id="interval">${formatInterval(overall.interval)}</span></p>
+<ul id="highlights">${runHighlights(run, summary)
+    .map((l) => `<li>${esc(l)}</li>`)
+    .join('')}</ul>
+${causesHtml(run.samples)}${agentBenchReportLines(h, run.samples)
+    .map((l) => `<p>${esc(l)}</p>`)
+    .join('')}
 ${harnessErrors(run.samples)}<p>solver <code>${esc(h?.solver.name ?? '?')}</code> <code>${esc(
     Object.entries(h?.solver.args ?? {})
       .map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`)
@@ -76,7 +81,7 @@ ${harnessErrors(run.samples)}<p>solver <code>${esc(h?.solver.name ?? '?')}</code
 ${run.warnings.map((w) => `<p class="fail">warning: ${esc(w)}</p>`).join('')}
 <div class="charts">${passChart}${tokenChart}${finishChart}${latencyChart}</div>
 <h2>By category</h2>
-<table><tr><th>category</th><th>pass rate</th><th>steps</th><th>tool calls (errors)</th><th>prompt tok</th><th>completion tok</th><th>reasoning tok</th><th>p50 / p95 ms</th></tr>${rows}</table>
+<table><tr><th>category</th><th>pass rate</th><th>95% interval</th><th>steps</th><th>tool calls (errors)</th><th>prompt tok</th><th>completion tok</th><th>reasoning tok</th><th>p50 / p95 ms</th></tr>${rows}</table>
 <h2>Samples</h2>
 <p><input id="filter" placeholder="filter by id, category or 'fail'" oninput="filterSamples(this.value)"></p>
 <div id="samples">${run.samples.map(sampleHtml).join('\n')}</div>
@@ -85,6 +90,21 @@ function filterSamples(q){q=q.toLowerCase();for(const d of document.querySelecto
 </script>
 </body></html>
 `;
+}
+
+function causesHtml(samples: SampleRecord[]): string {
+  const rows = failuresByCause(samples);
+  const strict = strictSplit(samples);
+  const differ = strict?.differ.length
+    ? `<p>MedAgentBench strict and fhir-valid differ on: ${strict.differ
+        .slice(0, 60)
+        .map((s) => `<code>${esc(s.id)}</code>`)
+        .join(' ')}</p>`
+    : '';
+  if (!rows.length) return differ;
+  return `<h2>Failures by cause</h2><table id="causes"><tr><th>cause</th><th>samples</th><th>e.g.</th></tr>${rows
+    .map((r) => `<tr><td>${esc(r.label)}</td><td>${r.count}</td><td>${esc(r.examples.join(', '))}</td></tr>`)
+    .join('')}</table>${differ}`;
 }
 
 /**
@@ -112,7 +132,7 @@ function harnessErrors(samples: SampleRecord[]): string {
 }
 
 function sampleHtml(s: SampleRecord): string {
-  const key = `${s.id} ${s.category} ${s.passed ? 'pass' : 'fail'}`.toLowerCase();
+  const key = `${s.id} ${s.category} ${s.passed ? 'pass' : `fail ${causeOf(s) ?? ''}`}`.toLowerCase();
   const scores = Object.entries(s.scores)
     .map(
       ([k, v]) =>

@@ -1,4 +1,5 @@
 // Shards (and resumed runs) merge into one run: samples deduplicated by (id, epoch), first header kept.
+import { BaselineSummarySchema, type BaselineSummary } from '../baseline-summary.ts';
 import { readEvalLog, sampleKey, type HeaderRecord, type SampleRecord } from '../eval-log.ts';
 
 export interface MergedRun {
@@ -7,6 +8,8 @@ export interface MergedRun {
   samples: SampleRecord[];
   /** Headers whose dataset or solver differ from the first: merging them is probably a mistake. */
   warnings: string[];
+  /** The do-nothing baseline recorded in a footer, if any. */
+  baseline?: BaselineSummary;
 }
 
 export async function loadRun(paths: string[]): Promise<MergedRun> {
@@ -20,6 +23,8 @@ export async function loadRun(paths: string[]): Promise<MergedRun> {
         run.warnings.push(`${path}: different dataset or solver than ${paths[0]}`);
       }
     }
+    const baseline = BaselineSummarySchema.safeParse(log.footer?.summary.baseline);
+    if (baseline.success) run.baseline ??= baseline.data;
     if (log.badLines) run.warnings.push(`${path}: ${log.badLines} unreadable line(s) ignored`);
     for (const s of log.samples) {
       if (seen.has(sampleKey(s))) continue;

@@ -37,7 +37,7 @@ export function modelSolver(opts: ModelSolverOptions): Solver {
       temperature: opts.temperature ?? 0,
       maxTokens: opts.maxTokens ?? 4096,
     },
-    async solve({ scenario, fhir, now, maxSteps, signal }) {
+    async solve({ scenario, fhir, now, maxSteps, signal, fhirRequests }) {
       const allowed = scenario.allowedTools ? new Set(scenario.allowedTools) : undefined;
       const serverTools = opts.mode === 'client-tools' ? opts.tools!.definitions({ writesEnabled: true }) : [];
       const tools = [...serverTools.filter((t) => !allowed || allowed.has(t.function.name)), FINISH_TOOL];
@@ -93,6 +93,7 @@ export function modelSolver(opts: ModelSolverOptions): Solver {
             continue;
           }
           const started = performance.now();
+          const requestsBefore = fhirRequests?.().length ?? 0;
           const result: ToolResult =
             opts.mode === 'client-tools' && (!allowed || allowed.has(call.function.name))
               ? await opts.tools!.execute(call.function.name, call.function.arguments, { fhir, now, writesEnabled: true, callId, signal })
@@ -104,6 +105,7 @@ export function modelSolver(opts: ModelSolverOptions): Solver {
             error: result.ok ? undefined : `${result.error.code}: ${result.error.message}`,
             durationMs: Math.round(performance.now() - started),
             via: 'client',
+            fhirRequests: fhirRequests?.().slice(requestsBefore),
             written: result.ok ? result.written?.map(({ resourceType, id }) => ({ resourceType, id })) : undefined,
           });
           transcript.push({
