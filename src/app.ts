@@ -40,7 +40,6 @@ export interface AppDeps {
   observe?: (app: FastifyInstance) => void;
 }
 
-
 declare module 'fastify' {
   interface FastifyRequest {
     /** The caller's key and what it may do (the anonymous sandbox's on a keyless loopback gateway); set on /v1, /fhir and /mcp. */

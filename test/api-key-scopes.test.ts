@@ -242,8 +242,7 @@ describe('tools: the same scopes', () => {
     ]);
     await chat(key.ward);
     const results = Object.fromEntries(toolMessages(s.bodies()[1]).map((m) => [m.tool_call_id, m.result]));
-    for (const id of ['w-1', 'w-2', 'w-3'])
-      expect(results[id], id).toMatchObject({ ok: false, error: { code: 'forbidden', status: 403 } });
+    for (const id of ['w-1', 'w-2', 'w-3']) expect(results[id], id).toMatchObject({ ok: false, error: { code: 'forbidden', status: 403 } });
     expect(JSON.stringify(results['w-2'])).not.toContain('S1000001');
     // A search that names no patient is confined to the key's: the server finds only S1000002, if anyone.
     expect(results['w-4']).toMatchObject({ ok: true });

@@ -81,7 +81,9 @@ export async function guardFhirRequest(req: EmbeddedFhirRequest, o: GuardFhirReq
   const reads = [...shown.values()];
   const touched = [...new Set([...auth.requestedPatients, ...(before ? patientIdsOf(before) : []), ...reads.flatMap(patientIdsOf)])];
   const references =
-    res.status < 300 ? [...new Set([...target, ...shown.keys(), ...(i.needs.some(isWrite) || i.entries ? writtenReferences(res.body) : [])])] : target;
+    res.status < 300
+      ? [...new Set([...target, ...shown.keys(), ...(i.needs.some(isWrite) || i.entries ? writtenReferences(res.body) : [])])]
+      : target;
   await o.audit.record(facts({ status: res.status, references, patients: touched }));
   return res;
 }

@@ -17,5 +17,8 @@ export async function modelsRoutes(app: FastifyInstance, o: { modelId: string; c
 }
 
 export async function healthRoute(app: FastifyInstance, o: { upstreamConfigured: boolean }): Promise<void> {
-  app.get('/health', { config: { access: 'public' } }, async () => ({ status: 'ok', upstream: o.upstreamConfigured ? 'configured' : 'not_configured' }));
+  app.get('/health', { config: { access: 'public' } }, async () => ({
+    status: 'ok',
+    upstream: o.upstreamConfigured ? 'configured' : 'not_configured',
+  }));
 }

@@ -14,15 +14,12 @@ export function rawRequest(
 ): Promise<RawAnswer> {
   const { hostname, port } = new URL(baseUrl);
   return new Promise((resolve, reject) => {
-    const req = request(
-      { hostname, port, method: o.method ?? 'GET', path: o.target, headers: o.headers, timeout: 20_000 },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') }));
-        res.on('error', reject);
-      },
-    );
+    const req = request({ hostname, port, method: o.method ?? 'GET', path: o.target, headers: o.headers, timeout: 20_000 }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') }));
+      res.on('error', reject);
+    });
     req.on('timeout', () => req.destroy(new Error(`no answer to ${o.method ?? 'GET'} ${o.target}`)));
     req.on('error', reject);
     req.end(o.body);
