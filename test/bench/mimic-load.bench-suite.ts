@@ -15,7 +15,7 @@ import { createEmbeddedFhirServer } from '../../src/fhir/embedded/embedded-fhir-
 import { loadFhirFiles } from '../../src/fhir/loader/load-fhir-files.ts';
 import { readEhrBundles } from '../../src/fhir/loader/read-ehr-bundles.ts';
 import { ensureFhirDefinitions } from '../../src/fhir/embedded/fhir-definitions.ts';
-import { validateFhirResource } from '../../src/fhir/embedded/validate-fhir-resource.mjs';
+import { validateFhirResource } from '../../src/fhir/embedded/resource-verdict.mjs';
 import { createMedplumFhirClient } from '../../src/fhir/medplum-fhir-client.ts';
 import { startHapiBackend } from '../support/hapi-backend.ts';
 import { ndjsonCounts, serverTotals } from '../support/mimic-load-contract.ts';
