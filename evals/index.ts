@@ -1,6 +1,15 @@
 // The eval harness's public surface (`fhir-agent-gateway/evals`): a task is a dataset plus a solver plus scorers,
 // run by runEval into a versioned log.
-export { defineTask, type Task, type Solver, type SolverContext, type SolverOutput, type Scorer, type Score, type ScoreContext } from './task.ts';
+export {
+  defineTask,
+  type Task,
+  type Solver,
+  type SolverContext,
+  type SolverOutput,
+  type Scorer,
+  type Score,
+  type ScoreContext,
+} from './task.ts';
 export { runEval, type RunEvalOptions } from './run-eval.ts';
 export { loadDataset, DatasetError } from './load-dataset.ts';
 export { defaultScorers } from './default-scorers.ts';
