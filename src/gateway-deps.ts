@@ -184,15 +184,24 @@ export async function createGatewayDeps(
       : model;
   const warming = new AbortController();
   let warm: Promise<unknown> = Promise.resolve();
+  let warmed = true;
   if (local && config.SERVER_TOOLS && config.LOCAL_MODEL_WARM) {
-    warm = warmPrefix({ upstream: local.upstream, tools: toolDefinitions, signal: warming.signal }).then(
-      (w) => logger.info(w, 'in-process model: FHIR tool prompt prefix cached'),
-      (err: unknown) =>
-        warming.signal.aborted || logger.warn({ err: (err as Error).message }, 'in-process model: warming the tool prefix failed'),
-    );
+    warmed = false;
+    warm = warmPrefix({ upstream: local.upstream, tools: toolDefinitions, signal: warming.signal })
+      .then(
+        (w) => logger.info(w, 'in-process model: FHIR tool prompt prefix cached'),
+        (err: unknown) =>
+          warming.signal.aborted || logger.warn({ err: (err as Error).message }, 'in-process model: warming the tool prefix failed'),
+      )
+      .finally(() => (warmed = true));
   }
   const readiness = [
-    upstreamReadinessCheck(config, options.model ? 'injected' : remote ? 'remote' : local ? 'local' : 'none'),
+    upstreamReadinessCheck(
+      config,
+      options.model ? 'injected' : remote ? 'remote' : local ? 'local' : 'none',
+      undefined,
+      () => !warmed,
+    ),
     fhirReadinessCheck(
       config,
       options.fhir ? { injected: true } : fhirSide.fhirServer ? { embedded: fhirSide.fhirServer } : { external: true },

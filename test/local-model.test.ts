@@ -259,8 +259,17 @@ describe('in-process model with the server-side FHIR tools', () => {
       env: { LOCAL_MODEL: modelFile, SERVER_TOOLS: 'true', FHIR_SEED: 'true', LOG_LEVEL: 'info' },
     });
     try {
-      // Boot evaluates the tool prefix into one sequence; wait for it rather than for a fixed time.
-      const warmed = await until(() => tools.logs.find((l) => l.includes('tool prompt prefix cached')), 240_000);
+      // Boot evaluates the tool prefix into one sequence: /ready says 503 until it is cached, then 200.
+      const cachedLog = () => tools.logs.find((l) => l.includes('tool prompt prefix cached'));
+      const readyStatuses: number[] = [];
+      await until(async () => {
+        const status = (await fetch(`${tools.baseUrl}/ready`)).status;
+        readyStatuses.push(status);
+        if (status === 200) expect(cachedLog(), 'ready before the warm-up ended').toBeDefined();
+        return status === 200 || undefined;
+      }, 240_000);
+      expect(readyStatuses[0]).toBe(503);
+      const warmed = cachedLog()!;
       const prefix = JSON.parse(warmed).promptTokens as number;
       expect(prefix).toBeGreaterThan(1500);
       const ask = (content: string, extra: Record<string, unknown> = {}) =>
@@ -287,10 +296,10 @@ describe('in-process model with the server-side FHIR tools', () => {
   }, 300_000);
 });
 
-async function until<T>(probe: () => T | undefined, timeoutMs: number): Promise<T> {
+async function until<T>(probe: () => T | undefined | Promise<T | undefined>, timeoutMs: number): Promise<T> {
   const started = Date.now();
   for (;;) {
-    const v = probe();
+    const v = await probe();
     if (v !== undefined) return v;
     if (Date.now() - started > timeoutMs) throw new Error(`not seen within ${timeoutMs} ms`);
     await new Promise((r) => setTimeout(r, 100));
