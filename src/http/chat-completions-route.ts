@@ -92,6 +92,9 @@ export async function chatCompletionsRoute(app: FastifyInstance, o: ChatRouteOpt
     const id = `chatcmpl-${o.generateId()}`;
     const created = Math.floor(o.now() / 1000);
     const sig = new RequestCancel(reply, o.deadlineMs, wheel, req.keyAccess);
+    // Said on both forms: a generic client (json_object, tool_choice) otherwise cannot tell its request went
+    // through the FHIR tool loop. `server_tools: false` in the request turns the loop off.
+    const viaServerTools = upstream.serverTools === true && params.serverTools !== false;
     let settled = false;
     try {
       if (!body.stream) {
@@ -104,6 +107,7 @@ export async function chatCompletionsRoute(app: FastifyInstance, o: ChatRouteOpt
         // Also as headers, for clients that only see the SDK's typed fields. Streams say it in extension chunks.
         if (!('usage' in response)) reply.header('x-usage-reported', 'false');
         if (completions.some((c) => c.extensions?.thinking_ignored === true)) reply.header('x-thinking-ignored', 'true');
+        if (viaServerTools) reply.header('x-server-tools', 'on');
         return response;
       }
       const streams = await Promise.all(Array.from({ length: n }, (_, i) => upstream.doStream(choiceParams(params, i), sig.options)));
@@ -116,6 +120,8 @@ export async function chatCompletionsRoute(app: FastifyInstance, o: ChatRouteOpt
         includeUsage: !!body.stream_options?.include_usage,
       });
       const deltas = n === 1 ? { single: streams[0]! } : { merged: mergeStreams(streams) };
+      // writeSse writes the head itself; a header set on the raw response joins it.
+      if (viaServerTools) reply.raw.setHeader('x-server-tools', 'on');
       settled = await writeSse({
         reply,
         encoder,

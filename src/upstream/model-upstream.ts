@@ -110,6 +110,8 @@ export const signalOf = (options: CallOptions | undefined): AbortSignal | undefi
 export interface ModelUpstream {
   readonly flavour: UpstreamFlavour;
   readonly model: string;
+  /** True when this upstream runs the gateway's FHIR tool loop (for every request without `server_tools: false`). */
+  readonly serverTools?: boolean;
   /** Retries transient failures (429, 5xx, network) before resolving. Rejects with UpstreamError. */
   doGenerate(params: ChatParams, options?: CallOptions): Promise<UpstreamCompletion>;
   /**
