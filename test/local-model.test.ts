@@ -296,6 +296,39 @@ describe('in-process model with the server-side FHIR tools', () => {
   }, 300_000);
 });
 
+describe('in-process model: JSON mode with the server-side FHIR tools', () => {
+  it('gives the same answer streamed and not when max_tokens runs out in the tools pass (its prose never leaks)', async (ctx) => {
+    if (skip) return ctx.skip(skip);
+    const gw = await startGateway({
+      noUpstream: true,
+      env: { LOCAL_MODEL: modelFile, SERVER_TOOLS: 'true', FHIR_SEED: 'true', LOCAL_MODEL_WARM: 'false' },
+    });
+    try {
+      // The issue's reproduction: SmolLM2 answers the tools pass in prose, and 40 tokens end it there.
+      const req = {
+        model: gw.model,
+        messages: [{ role: 'user' as const, content: 'Describe a person as a JSON object with name and age.' }],
+        response_format: { type: 'json_object' as const },
+        max_tokens: 40,
+        seed: 1,
+        temperature: 0,
+      };
+      const done = await slow(gw).chat.completions.create(req);
+      const stream = slow(gw).chat.completions.stream(req);
+      for await (const _ of stream);
+      const streamed = await stream.finalChatCompletion();
+      const [a, b] = [done.choices[0], streamed.choices[0]];
+      expect(a.finish_reason).toBe('length');
+      expect(b.finish_reason).toBe(a.finish_reason);
+      expect(b.message.content ?? '').toBe(a.message.content ?? '');
+      // Whatever content there is came from the JSON pass: never the tools pass's prose or code.
+      expect(a.message.content ?? '').not.toMatch(/```|const |^[A-Za-z]/);
+    } finally {
+      await gw.close();
+    }
+  }, 300_000);
+});
+
 async function until<T>(probe: () => T | undefined | Promise<T | undefined>, timeoutMs: number): Promise<T> {
   const started = Date.now();
   for (;;) {
