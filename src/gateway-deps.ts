@@ -196,12 +196,7 @@ export async function createGatewayDeps(
       .finally(() => (warmed = true));
   }
   const readiness = [
-    upstreamReadinessCheck(
-      config,
-      options.model ? 'injected' : remote ? 'remote' : local ? 'local' : 'none',
-      undefined,
-      () => !warmed,
-    ),
+    upstreamReadinessCheck(config, options.model ? 'injected' : remote ? 'remote' : local ? 'local' : 'none', undefined, () => !warmed),
     fhirReadinessCheck(
       config,
       options.fhir ? { injected: true } : fhirSide.fhirServer ? { embedded: fhirSide.fhirServer } : { external: true },

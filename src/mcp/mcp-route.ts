@@ -41,7 +41,10 @@ const isToolCall = (m: unknown): boolean => typeof m === 'object' && m !== null 
 async function handlePost(req: FastifyRequest, reply: FastifyReply, o: McpRouteOptions): Promise<FastifyReply> {
   // The auth hook sets keyAccess on /mcp (the anonymous sandbox's on a keyless loopback gateway); without it, nothing.
   if (!req.keyAccess) {
-    throw new ApiError(401, 'No API key was checked for this request.', { code: 'invalid_api_key', headers: { 'www-authenticate': 'Bearer' } });
+    throw new ApiError(401, 'No API key was checked for this request.', {
+      code: 'invalid_api_key',
+      headers: { 'www-authenticate': 'Bearer' },
+    });
   }
   const calls = Array.isArray(req.body) ? req.body.filter(isToolCall).length : 0;
   if (calls > o.maxToolCalls) {

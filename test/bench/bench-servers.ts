@@ -105,7 +105,10 @@ async function startPassthrough(upstream: string): Promise<number> {
 }
 
 async function startGateway(upstream: string, extra: Record<string, string> = {}): Promise<number> {
-  const { startServer } = await import('../../src/server.ts');
+  // The compiled build, as `npm start` runs it; BENCH_SOURCE=1 runs the TypeScript source through tsx instead.
+  const { startServer } = (await import(
+    process.env.BENCH_SOURCE === '1' ? '../../src/server.ts' : '../../dist/src/server.js'
+  )) as typeof import('../../src/server.ts');
   const { port } = await startServer({
     PORT: '0',
     HOST: '127.0.0.1',
