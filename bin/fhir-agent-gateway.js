@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // `npx fhir-agent-gateway <command>`: runs the compiled entry point from dist/ with plain node. Paths are relative
 // to this file, so it works from any working directory.
-import { fileURLToPath } from 'node:url';
+import { URL, fileURLToPath } from 'node:url';
 
 const COMMANDS = {
   serve: { entry: '../dist/src/server.js', help: 'start the gateway (as npm start; `serve --help` lists its variables)' },
