@@ -3,7 +3,7 @@
 import type { loadLocalModel } from './load-local-model.ts';
 import { LocalModelError } from './local-model-error.ts';
 
-export const NODE_LLAMA_CPP = 'node-llama-cpp@3.22.1';
+const NODE_LLAMA_CPP = 'node-llama-cpp@3.22.1';
 
 export async function importLocalModel(
   importModule: () => Promise<{ loadLocalModel: typeof loadLocalModel }> = () => import('./load-local-model.ts'),
