@@ -301,9 +301,11 @@ describe('in-process model: JSON mode with the server-side FHIR tools', () => {
     if (skip) return ctx.skip(skip);
     const gw = await startGateway({
       noUpstream: true,
-      env: { LOCAL_MODEL: modelFile, SERVER_TOOLS: 'true', FHIR_SEED: 'true', LOCAL_MODEL_WARM: 'false' },
+      env: { LOCAL_MODEL: modelFile, SERVER_TOOLS: 'true', FHIR_SEED: 'true' },
     });
     try {
+      // Ready once the tools' prompt prefix is cached: the two requests below then evaluate only their own turn.
+      await until(async () => ((await fetch(`${gw.baseUrl}/ready`)).ok ? true : undefined), 240_000);
       // The issue's reproduction: SmolLM2 answers the tools pass in prose, and 40 tokens end it there.
       const req = {
         model: gw.model,
