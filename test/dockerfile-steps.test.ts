@@ -91,7 +91,7 @@ describe('docker/gateway.Dockerfile', () => {
       const healthcheck = JSON.parse(
         runtime.steps.find((s) => s.instruction === 'HEALTHCHECK')!.args.replace(/^.*?CMD\s+/, ''),
       ) as string[];
-      const deadline = Date.now() + 60_000;
+      const deadline = Date.now() + 100_000;
       let code: number | undefined;
       while (Date.now() < deadline && child.exitCode === null) {
         code = await run(process.execPath, healthcheck.slice(1), { env }).then(

@@ -135,7 +135,7 @@ export { runEval, defaultScorers, referenceSolver };
     const tsc = path.join(ROOT, 'node_modules/typescript/bin/tsc');
     const result = await run(process.execPath, [tsc, '-p', 'tsconfig.json'], { cwd: project }).catch((e) => e);
     expect(`${result.stdout}${result.stderr ?? ''}`).toBe('');
-  }, 120_000);
+  }, 240_000);
 
   it('answers `npx fhir-agent-gateway --help` on stdout with every command, exit 0', async () => {
     const { stdout, stderr } = await run('npx', ['--no-install', 'fhir-agent-gateway', '--help'], { cwd: project });
@@ -151,7 +151,7 @@ export { runEval, defaultScorers, referenceSolver };
     }).catch((e) => e);
     expect(result.code).toBe(78);
     expect(result.stderr).toMatch(/^model error: LOCAL_MODEL needs the optional package node-llama-cpp: npm install node-llama-cpp@\S+\n$/);
-  });
+  }, 120_000);
 
   it('serves from the installed package: /health answers', async () => {
     const port = await freePort();
@@ -164,7 +164,7 @@ export { runEval, defaultScorers, referenceSolver };
       });
       let stderr = '';
       child.stderr!.on('data', (d) => (stderr += d));
-      const deadline = Date.now() + 60_000;
+      const deadline = Date.now() + 100_000;
       let health: unknown;
       while (Date.now() < deadline && child.exitCode === null) {
         health = await fetch(`http://127.0.0.1:${port}/health`).then(
@@ -180,5 +180,5 @@ export { runEval, defaultScorers, referenceSolver };
     } finally {
       child?.kill('SIGTERM');
     }
-  });
+  }, 120_000);
 });
