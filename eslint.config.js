@@ -4,7 +4,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'test/hapi/target/**', 'coverage/**', '**/*.d.ts'] },
+  { ignores: ['node_modules/**', 'dist/**', 'test/hapi/target/**', 'coverage/**', '**/*.d.ts'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -1,22 +1,27 @@
 #!/usr/bin/env node
-// `npx fhir-agent-gateway <command>`. The package ships TypeScript, so this registers tsx's loader (a dependency)
-// and imports the entry point; paths are relative to this file, so it works from any working directory.
+// `npx fhir-agent-gateway <command>`: runs the compiled entry point from dist/ with plain node. Paths are relative
+// to this file, so it works from any working directory.
 import { URL, fileURLToPath } from 'node:url';
-import { register } from 'tsx/esm/api';
 
 const COMMANDS = {
-  mcp: { entry: '../src/mcp-stdio.ts', help: 'the FHIR tools as an MCP server over stdio (logs on stderr)' },
-  serve: { entry: '../src/server.ts', help: 'the gateway (the same as npm start; --help lists its variables)' },
+  serve: { entry: '../dist/src/server.js', help: 'start the gateway (as npm start; `serve --help` lists its variables)' },
+  mcp: { entry: '../dist/src/mcp-stdio.js', help: 'the FHIR tools as an MCP server over stdio (logs on stderr)' },
+  eval: { entry: '../dist/evals/cli.js', help: 'run, report and compare evaluations (`eval --help`)' },
+  load: { entry: '../dist/src/fhir/loader-cli.js', help: 'bulk-load FHIR bundles or NDJSON into a FHIR server (`load --help`)' },
+  key: { entry: '../dist/scripts/create-api-key.js', help: 'create an API key for API_KEYS (`key --help`)' },
 };
 
 const [command, ...rest] = process.argv.slice(2);
-const chosen = COMMANDS[command];
+const chosen = Object.hasOwn(COMMANDS, command ?? '') ? COMMANDS[command] : undefined;
 if (!chosen) {
   const lines = Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(6)} ${c.help}`);
-  process.stderr.write(`usage: fhir-agent-gateway <command>\n\n${lines.join('\n')}\n`);
-  process.exit(command === undefined || command === '--help' || command === '-h' ? 0 : 64);
+  const usage = `Usage: fhir-agent-gateway <command> [options]\n\nCommands:\n${lines.join('\n')}\n`;
+  const asked = command === undefined || command === '--help' || command === '-h' || command === 'help';
+  if (!asked) process.stderr.write(`unknown command: ${command}\n\n`);
+  (asked ? process.stdout : process.stderr).write(usage);
+  process.exit(asked ? 0 : 64);
 }
-register();
+const entry = new URL(chosen.entry, import.meta.url);
 // The entry point sees the arguments after the command, as if it had been started directly.
-process.argv = [process.argv[0], fileURLToPath(new URL(chosen.entry, import.meta.url)), ...rest];
-await import(chosen.entry);
+process.argv = [process.argv[0], fileURLToPath(entry), ...rest];
+await import(entry.href);

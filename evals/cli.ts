@@ -1,4 +1,4 @@
-// `npm run eval -- <command>`: run | report | compare | view | judge-check | medagentbench-synth | generate-builtin.
+// `npm run eval -- <command>` (or `fhir-agent-gateway eval <command>`): run | report | compare | view | judge-check | medagentbench-synth | generate-builtin.
 import { readFile, writeFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { RunArgsSchema } from './cli-args.ts';
@@ -38,6 +38,11 @@ const USAGE = `usage:
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
+  // `--help` anywhere (`eval run --help` too) is the usage, on stdout.
+  if (argv.includes('--help') || argv.includes('-h')) {
+    process.stdout.write(`${USAGE}\n`);
+    return EXIT.ok;
+  }
   switch (command) {
     case 'run': {
       const { values, positionals } = parseArgs({
@@ -144,8 +149,12 @@ async function main(argv: string[]): Promise<number> {
       return EXIT.ok;
     }
     default:
+      if (command === undefined || command === 'help') {
+        process.stdout.write(`${USAGE}\n`);
+        return EXIT.ok;
+      }
       process.stderr.write(`${USAGE}\n`);
-      return command === undefined || command === 'help' || command === '--help' ? EXIT.ok : EXIT.usage;
+      return EXIT.usage;
   }
 }
 

@@ -133,7 +133,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
           missing
             ? "You didn't provide an API key. Send it in the Authorization header as 'Bearer YOUR_KEY'."
             : 'Incorrect API key provided.',
-          { code: 'invalid_api_key', type: 'invalid_request_error' },
+          // RFC 6750's challenge: MCP clients (and others) show it instead of a bare "error response".
+          { code: 'invalid_api_key', type: 'invalid_request_error', headers: { 'www-authenticate': 'Bearer' } },
         ),
       );
       return;

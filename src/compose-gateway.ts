@@ -4,7 +4,7 @@
 import type { Bundle } from '@medplum/fhirtypes';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { loadSyntheticEhrBundles } from '../fixtures/synthetic-ehr.ts';
-import pkg from '../package.json' with { type: 'json' };
+import { packageInfo as pkg } from './shared/package-info.ts';
 import { executeTool, openAiToolDefinitions } from '../tools/index.ts';
 import type { ServerTools } from './agent/tool-contract.ts';
 import type { AuditSink } from './audit/audit-trail.ts';

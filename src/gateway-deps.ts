@@ -23,7 +23,8 @@ import type { ReadinessCheck } from './readiness/readiness-check.ts';
 import { detectDialect } from './upstream/dialects/detect-dialect.ts';
 import type { ModelUpstream } from './upstream/model-upstream.ts';
 import { createOpenAiCompatibleUpstream } from './upstream/openai-compatible-upstream.ts';
-import { loadLocalModel, type LocalModel } from './upstream/local/load-local-model.ts';
+import type { LocalModel } from './upstream/local/load-local-model.ts';
+import { importLocalModel } from './upstream/local/import-local-model.ts';
 import { applyToolMode } from './upstream/prompted-tools/apply-tool-mode.ts';
 import { warmPrefix } from './upstream/local/warm-prefix.ts';
 import { undiciPost } from './upstream/http-post.ts';
@@ -127,6 +128,7 @@ async function createFhirSide(
 /** LOCAL_MODEL without UPSTREAM_BASE_URL: the model runs in this process, and nothing leaves the machine. */
 async function createLocalUpstream(config: Config, logger: FastifyBaseLogger): Promise<LocalModel | null> {
   if (!config.LOCAL_MODEL || config.UPSTREAM_BASE_URL) return null;
+  const loadLocalModel = await importLocalModel();
   const local = await loadLocalModel({
     source: config.LOCAL_MODEL,
     threads: config.LOCAL_MODEL_THREADS,
@@ -187,15 +189,19 @@ export async function createGatewayDeps(
       : model;
   const warming = new AbortController();
   let warm: Promise<unknown> = Promise.resolve();
+  let warmed = true;
   if (local && config.SERVER_TOOLS && config.LOCAL_MODEL_WARM) {
-    warm = warmPrefix({ upstream: local.upstream, tools: toolDefinitions, signal: warming.signal }).then(
-      (w) => logger.info(w, 'in-process model: FHIR tool prompt prefix cached'),
-      (err: unknown) =>
-        warming.signal.aborted || logger.warn({ err: (err as Error).message }, 'in-process model: warming the tool prefix failed'),
-    );
+    warmed = false;
+    warm = warmPrefix({ upstream: local.upstream, tools: toolDefinitions, signal: warming.signal })
+      .then(
+        (w) => logger.info(w, 'in-process model: FHIR tool prompt prefix cached'),
+        (err: unknown) =>
+          warming.signal.aborted || logger.warn({ err: (err as Error).message }, 'in-process model: warming the tool prefix failed'),
+      )
+      .finally(() => (warmed = true));
   }
   const readiness = [
-    upstreamReadinessCheck(config, options.model ? 'injected' : remote ? 'remote' : local ? 'local' : 'none'),
+    upstreamReadinessCheck(config, options.model ? 'injected' : remote ? 'remote' : local ? 'local' : 'none', undefined, () => !warmed),
     fhirReadinessCheck(
       config,
       options.fhir ? { injected: true } : fhirSide.fhirServer ? { embedded: fhirSide.fhirServer } : { external: true },

@@ -11,7 +11,16 @@ import { ConfigError, loadConfig } from './config.ts';
 /** Who the audit names for calls made over stdio. */
 const STDIO_KEY_ID = 'stdio';
 
+const USAGE = `Usage: npm run -s mcp   (or: npx fhir-agent-gateway mcp)
+The FHIR tools as an MCP server over stdio, for an MCP client that starts this as a child process. Stdout carries
+only MCP messages; logs go to stderr. The FHIR server is FHIR_BASE_URL, else the embedded one seeded with the
+synthetic EHR. Writes need FHIR_WRITE_TOOLS=true. No model is loaded. \`npm start -- --help\` lists every variable.`;
+
 async function main(): Promise<void> {
+  if (process.argv.includes('--help') || process.argv.includes('-h')) {
+    process.stdout.write(`${USAGE}\n`);
+    return;
+  }
   let config;
   try {
     // Nothing listens, so HOST's keys-off-loopback rule does not apply.

@@ -4,7 +4,7 @@ import { pino } from 'pino';
 import { composeGateway } from './compose-gateway.ts';
 import { ConfigError, configHelp, loadConfig } from './config.ts';
 import { PortInUseError, assertPortFree, toPortError } from './shared/assert-port-free.ts';
-import { LocalModelError } from './upstream/local/load-local-model.ts';
+import { LocalModelError } from './upstream/local/local-model-error.ts';
 import { EhrDirectoryError } from './fhir/loader/read-ehr-bundles.ts';
 
 export interface RunningServer {
@@ -60,7 +60,10 @@ function ehrFlag(argv: string[]): { FHIR_SEED_DIR?: string } {
 async function main(): Promise<void> {
   if (process.argv.includes('--help') || process.argv.includes('-h')) {
     process.stdout.write(
-      `Usage: npm start [-- --ehr <dir>]\n  --ehr <dir>  seed the embedded FHIR server from a folder of bundles or NDJSON (sets FHIR_SEED_DIR)\n\n${configHelp()}\n`,
+      `Usage: npm start [-- --ehr <dir>]   (or: npx fhir-agent-gateway serve [--ehr <dir>])\n` +
+        `  --ehr <dir>  seed the embedded FHIR server from a folder of bundles or NDJSON (sets FHIR_SEED_DIR)\n\n` +
+        `Other commands: npx fhir-agent-gateway mcp | eval | load | key (or npm run mcp, eval, load, key); --help on each.\n\n` +
+        `${configHelp()}\n`,
     );
     return;
   }

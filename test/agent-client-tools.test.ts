@@ -217,6 +217,27 @@ describe('opt-outs are pure pass-through', () => {
 
     it.each(MODES)('%s', (mode) => expectPassThrough(gw, mode, { server_tools: false }));
 
+    it('says on both forms whether the answer went through the server-side tools (x-server-tools, fhir_agent)', async () => {
+      const ask = async (extra: Record<string, unknown>) => {
+        script(gw, [{ content: '{"ok":true}' }]);
+        const res = await fetch(`${gw.baseUrl}/v1/chat/completions`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${gw.apiKey}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ model: gw.model, messages: [QUESTION], response_format: { type: 'json_object' }, ...extra }),
+        });
+        const text = await res.text();
+        return { header: res.headers.get('x-server-tools'), text };
+      };
+      for (const stream of [false, true]) {
+        const on = await ask({ stream });
+        expect(on.header, `stream: ${stream}`).toBe('on');
+        expect(on.text).toContain('"fhir_agent"');
+        const off = await ask({ stream, server_tools: false });
+        expect(off.header, `stream: ${stream}, server_tools: false`).toBeNull();
+        expect(off.text).not.toContain('"fhir_agent"');
+      }
+    });
+
     it('server_tools: true (or absent) on the same gateway runs the loop', async () => {
       const s = script(gw, [{ toolCalls: [{ id: 'on-1', name: 'find_patients', args: FIND }] }, { content: 'S1000002' }]);
       const res = await generated(gw, { messages: [QUESTION], server_tools: true });

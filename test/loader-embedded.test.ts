@@ -13,6 +13,9 @@ import type { FhirClient } from '../src/fhir/fhir-client.ts';
 import { loadFhirFiles } from '../src/fhir/loader/load-fhir-files.ts';
 import { runLoaderCli } from '../src/fhir/loader/run-loader-cli.ts';
 import { createMedplumFhirClient } from '../src/fhir/medplum-fhir-client.ts';
+import { describeError } from '../src/fhir/loader/send-chunk.ts';
+import { freePort } from './support/free-port.ts';
+import { startGateway, TEST_KEY } from './support/gateway-harness.ts';
 import { countByType, describeLoaderContract } from './support/loader-contract.ts';
 import { buildSyntheaSample, writeSyntheaSample } from './support/synthea-sample.ts';
 
@@ -111,6 +114,48 @@ describe('loader CLI', () => {
     expect(stderr.out.join('')).toMatch(/9\/9 entries, files 3\/3/);
     expect(await runLoaderCli([fhirDir, join(dir, 'nope.json')], deps)).toBe(1);
     expect(stderr.out.join('')).toMatch(/error: .*nope\.json: cannot read/);
+  });
+
+  it('checks the server first: one line when nothing answers, and never an HTTP status it did not receive', async () => {
+    const stdout = capture();
+    const stderr = capture();
+    const baseUrl = `http://127.0.0.1:${await freePort()}/fhir`;
+    const deps = { env: { FHIR_BASE_URL: baseUrl }, stdout: stdout.stream, stderr: stderr.stream, createClient: () => running.client };
+    expect(await runLoaderCli(['--no-progress', fhirDir], deps)).toBe(1);
+    expect(stderr.out.join('')).toBe(
+      `error: no FHIR server reachable at ${baseUrl} (connection refused (ECONNREFUSED)): start one (npm start serves one at http://127.0.0.1:8080/fhir) or pass --fhir-base-url\n`,
+    );
+    expect(stdout.out).toEqual([]);
+    // A write that gets no answer says so, not "HTTP 502".
+    const gone = createMedplumFhirClient({ baseUrl, retries: 0 });
+    let error: unknown;
+    await gone.createResource({ resourceType: 'Patient' }).catch((e: unknown) => (error = e));
+    expect(describeError(error)).toMatch(/^FHIR server unreachable: .*ECONNREFUSED/);
+  });
+
+  it("checks the server first: one line naming FHIR_WRITE_TOOLS when the gateway's FHIR server is read-only", async () => {
+    const gateway = await startGateway({ noUpstream: true, env: { FHIR_WRITE_TOOLS: 'false' } });
+    try {
+      const stdout = capture();
+      const stderr = capture();
+      const baseUrl = `${gateway.baseUrl}/fhir`;
+      const deps = { env: {}, stdout: stdout.stream, stderr: stderr.stream, createClient: () => running.client };
+      const args = ['--fhir-base-url', baseUrl, '--header', `Authorization: Bearer ${TEST_KEY}`, '--no-progress', fhirDir];
+      expect(await runLoaderCli(args, deps)).toBe(1);
+      const lines = stderr.out.join('').split('\n').filter(Boolean);
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatch(
+        new RegExp(
+          `^error: ${baseUrl} is read-only for this caller \\(HTTP 403: .*no scope for update on Patient.*\\): start the gateway with FHIR_WRITE_TOOLS=true`,
+        ),
+      );
+      // The check wrote nothing.
+      expect(
+        (await fetch(`${baseUrl}/Patient/fhir-agent-gateway-write-check`, { headers: { authorization: `Bearer ${TEST_KEY}` } })).status,
+      ).toBe(404);
+    } finally {
+      await gateway.close();
+    }
   });
 
   it('runs as `tsx src/fhir/loader-cli.ts` against a real URL', async () => {

@@ -259,8 +259,17 @@ describe('in-process model with the server-side FHIR tools', () => {
       env: { LOCAL_MODEL: modelFile, SERVER_TOOLS: 'true', FHIR_SEED: 'true', LOG_LEVEL: 'info' },
     });
     try {
-      // Boot evaluates the tool prefix into one sequence; wait for it rather than for a fixed time.
-      const warmed = await until(() => tools.logs.find((l) => l.includes('tool prompt prefix cached')), 240_000);
+      // Boot evaluates the tool prefix into one sequence: /ready says 503 until it is cached, then 200.
+      const cachedLog = () => tools.logs.find((l) => l.includes('tool prompt prefix cached'));
+      const readyStatuses: number[] = [];
+      await until(async () => {
+        const status = (await fetch(`${tools.baseUrl}/ready`)).status;
+        readyStatuses.push(status);
+        if (status === 200) expect(cachedLog(), 'ready before the warm-up ended').toBeDefined();
+        return status === 200 || undefined;
+      }, 240_000);
+      expect(readyStatuses[0]).toBe(503);
+      const warmed = cachedLog()!;
       const prefix = JSON.parse(warmed).promptTokens as number;
       expect(prefix).toBeGreaterThan(1500);
       const ask = (content: string, extra: Record<string, unknown> = {}) =>
@@ -287,10 +296,45 @@ describe('in-process model with the server-side FHIR tools', () => {
   }, 300_000);
 });
 
-async function until<T>(probe: () => T | undefined, timeoutMs: number): Promise<T> {
+describe('in-process model: JSON mode with the server-side FHIR tools', () => {
+  it('gives the same answer streamed and not when max_tokens runs out in the tools pass (its prose never leaks)', async (ctx) => {
+    if (skip) return ctx.skip(skip);
+    const gw = await startGateway({
+      noUpstream: true,
+      env: { LOCAL_MODEL: modelFile, SERVER_TOOLS: 'true', FHIR_SEED: 'true' },
+    });
+    try {
+      // Ready once the tools' prompt prefix is cached: the two requests below then evaluate only their own turn.
+      await until(async () => ((await fetch(`${gw.baseUrl}/ready`)).ok ? true : undefined), 240_000);
+      // The issue's reproduction: SmolLM2 answers the tools pass in prose, and 40 tokens end it there.
+      const req = {
+        model: gw.model,
+        messages: [{ role: 'user' as const, content: 'Describe a person as a JSON object with name and age.' }],
+        response_format: { type: 'json_object' as const },
+        max_tokens: 40,
+        seed: 1,
+        temperature: 0,
+      };
+      const done = await slow(gw).chat.completions.create(req);
+      const stream = slow(gw).chat.completions.stream(req);
+      for await (const _ of stream);
+      const streamed = await stream.finalChatCompletion();
+      const [a, b] = [done.choices[0], streamed.choices[0]];
+      expect(a.finish_reason).toBe('length');
+      expect(b.finish_reason).toBe(a.finish_reason);
+      expect(b.message.content ?? '').toBe(a.message.content ?? '');
+      // Whatever content there is came from the JSON pass: never the tools pass's prose or code.
+      expect(a.message.content ?? '').not.toMatch(/```|const |^[A-Za-z]/);
+    } finally {
+      await gw.close();
+    }
+  }, 300_000);
+});
+
+async function until<T>(probe: () => T | undefined | Promise<T | undefined>, timeoutMs: number): Promise<T> {
   const started = Date.now();
   for (;;) {
-    const v = probe();
+    const v = await probe();
     if (v !== undefined) return v;
     if (Date.now() - started > timeoutMs) throw new Error(`not seen within ${timeoutMs} ms`);
     await new Promise((r) => setTimeout(r, 100));

@@ -187,6 +187,7 @@ describe('keys and scopes, as on /fhir', () => {
     for (const headers of [{}, { authorization: 'Bearer sk-not-a-key' }] as Array<Record<string, string>>) {
       const res = await post(headers);
       expect(res.status).toBe(401);
+      expect(res.headers.get('www-authenticate')).toBe('Bearer');
       expect((await res.json()).error.code).toBe('invalid_api_key');
     }
     await expect(connect('sk-not-a-key')).rejects.toMatchObject({ code: 401, message: expect.stringContaining('Incorrect API key') });

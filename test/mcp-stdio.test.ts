@@ -145,8 +145,10 @@ describe('the fhir-agent-gateway launcher (package.json "bin")', () => {
   it('names its commands without one, and refuses an unknown one with exit 64', () => {
     const usage = spawnSync(process.execPath, [launcher], { encoding: 'utf8' });
     expect(usage.status).toBe(0);
-    expect(usage.stderr).toMatch(/^ {2}mcp {4}the FHIR tools as an MCP server over stdio/m);
-    expect(usage.stdout).toBe('');
+    // Help is on stdout, with every command.
+    for (const command of ['serve', 'mcp', 'eval', 'load', 'key']) expect(usage.stdout).toMatch(new RegExp(`^ {2}${command} +\\S`, 'm'));
+    expect(usage.stdout).toMatch(/^ {2}mcp {4}the FHIR tools as an MCP server over stdio/m);
+    expect(usage.stderr).toBe('');
     const unknown = spawnSync(process.execPath, [launcher, 'mcpp'], { encoding: 'utf8' });
     expect(unknown.status).toBe(64);
   });

@@ -193,7 +193,13 @@ async function checkServer(command: string, shell: ReadmeShell): Promise<void> {
     expect(r.status).toBe(503);
     expect(await r.text()).toContain('UPSTREAM_BASE_URL');
   }
-  if (command.includes('LOCAL_MODEL=')) expect((await fetch(`${base}/ready`)).status).toBe(200);
+  if (command.includes('LOCAL_MODEL=')) {
+    // Ready once the in-process model has cached the FHIR tools' prompt prefix (503 while it warms up).
+    const until = Date.now() + 240_000;
+    let status = 0;
+    while (Date.now() < until && (status = (await fetch(`${base}/ready`)).status) === 503) await new Promise((r) => setTimeout(r, 250));
+    expect(status).toBe(200);
+  }
 }
 
 const sections = [...new Set(BLOCKS.filter((b) => b.kind !== 'data' && !b.norun).map((b) => b.section))];

@@ -124,6 +124,7 @@ export function createAgentUpstream(opts: AgentUpstreamOptions): ModelUpstream {
   return {
     flavour: opts.upstream.flavour,
     model: opts.upstream.model,
+    serverTools: true,
 
     async doGenerate(params: ChatParams, options?: CallOptions): Promise<UpstreamCompletion> {
       if (params.serverTools === false) return opts.upstream.doGenerate(params, options);

@@ -56,10 +56,13 @@ export interface FhirClient {
 export class FhirError extends Error {
   readonly status: number;
   readonly outcome: OperationOutcome | undefined;
-  constructor(message: string, status: number, outcome?: OperationOutcome) {
+  /** No HTTP answer came (refused, reset, timed out): `status` is the gateway's 502, not the server's. */
+  readonly noAnswer: boolean;
+  constructor(message: string, status: number, outcome?: OperationOutcome, opts: { noAnswer?: boolean } = {}) {
     super(message);
     this.name = 'FhirError';
     this.status = status;
     this.outcome = outcome;
+    this.noAnswer = opts.noAnswer ?? false;
   }
 }

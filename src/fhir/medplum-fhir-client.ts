@@ -61,8 +61,8 @@ interface Attempt {
 const MAX_PAGES = 1000;
 
 /** The server answered with something unusable, or not at all: a 502 whose outcome names the cause. */
-function badGateway(message: string, cause: Error = new Error(message)): FhirError {
-  return new FhirError(message, 502, serverError(cause));
+function badGateway(message: string, cause: Error = new Error(message), opts: { noAnswer?: boolean } = {}): FhirError {
+  return new FhirError(message, 502, serverError(cause), opts);
 }
 
 function isResourceOf(value: unknown, resourceType: string): value is Resource {
@@ -176,7 +176,9 @@ export function createMedplumFhirClient(opts: MedplumFhirClientOptions): FhirCli
     } catch (err) {
       if (isNetworkFailure(err)) {
         const cause = (err as Error).cause ?? err;
-        throw badGateway(`FHIR server unreachable: ${String(cause)}`, cause instanceof Error ? cause : new Error(String(cause)));
+        throw badGateway(`FHIR server unreachable: ${String(cause)}`, cause instanceof Error ? cause : new Error(String(cause)), {
+          noAnswer: true,
+        });
       }
       throw err;
     }

@@ -5,10 +5,8 @@ import { ApiError, NO_RETRY } from '../openai/api-error.ts';
 import { toChatCompletion } from '../openai/chat-completion.ts';
 import { isJsonMode } from '../openai/is-json-mode.ts';
 import { parseChatRequest, toChatParams } from '../openai/to-chat-params.ts';
-import { AbortHub } from '../upstream/abort-hub.ts';
 import type { CallOptions, ChatParams, ModelUpstream } from '../upstream/model-upstream.ts';
 import { createChunkEncoder } from './chunk-encoder.ts';
-import { createDeadlineWheel, type DeadlineWheel } from './deadline-wheel.ts';
 import { toApiError } from './error-handler.ts';
 import { mergeStreams } from './merge-streams.ts';
 import { writeSse } from './write-sse.ts';
@@ -34,29 +32,25 @@ const notConfigured = () =>
     },
   );
 
-/**
- * Aborts on client disconnect or at the deadline; `timedOut` tells the two apart. A class with methods, not
- * closures: this runs on every request, and under tsx every named arrow costs a defineProperty.
- */
+/** Aborts on client disconnect or at the deadline; `timedOut` tells the two apart. */
 class RequestCancel {
-  // An AbortHub, not an AbortController: see src/upstream/abort-hub.ts.
-  readonly hub = new AbortHub();
-  /** For upstream calls. A plain object: an accessor property here measurably slows every request. */
+  readonly controller = new AbortController();
+  /** For upstream calls. */
   readonly options: CallOptions;
   timedOut = false;
   readonly #reply: FastifyReply;
-  readonly #untrack: () => void;
+  readonly #timer: NodeJS.Timeout;
   readonly #onClose: () => void;
 
-  constructor(reply: FastifyReply, deadlineMs: number, wheel: DeadlineWheel, access: KeyAccess | undefined) {
-    this.options = { abort: this.hub, access };
+  constructor(reply: FastifyReply, deadlineMs: number, access: KeyAccess | undefined) {
+    this.options = { signal: this.controller.signal, access };
     this.#reply = reply;
-    this.#untrack = wheel.track(deadlineMs, () => {
+    this.#timer = setTimeout(() => {
       this.timedOut = true;
-      this.hub.abort(new DOMException('deadline exceeded', 'TimeoutError'));
-    });
+      this.controller.abort(new DOMException('deadline exceeded', 'TimeoutError'));
+    }, deadlineMs);
     this.#onClose = () => {
-      if (!reply.raw.writableFinished) this.hub.abort(new Error('client disconnected'));
+      if (!reply.raw.writableFinished) this.controller.abort(new Error('client disconnected'));
     };
     reply.raw.on('close', this.#onClose);
   }
@@ -64,9 +58,9 @@ class RequestCancel {
   /** `settled`: everything upstream was consumed. Otherwise whatever is still in flight (a sibling choice, a
    * stream abandoned after an error) is no longer wanted. */
   cleanup(settled: boolean): void {
-    this.#untrack();
+    clearTimeout(this.#timer);
     this.#reply.raw.removeListener('close', this.#onClose);
-    if (!settled) this.hub.abort(new Error('request finished'));
+    if (!settled) this.controller.abort(new Error('request finished'));
   }
 }
 
@@ -78,8 +72,6 @@ const choiceParams = (params: ChatParams, i: number): ChatParams =>
   i === 0 || params.seed === undefined ? params : { ...params, seed: params.seed + i };
 
 export async function chatCompletionsRoute(app: FastifyInstance, o: ChatRouteOptions): Promise<void> {
-  // Ticks at a tenth of the deadline (at most once a second): a deadline fires at most 10% late.
-  const wheel = createDeadlineWheel({ tickMs: Math.max(10, Math.min(1000, Math.floor(o.deadlineMs / 10))) });
   app.post('/v1/chat/completions', { config: { access: 'chat' } }, async (req, reply) => {
     const body = parseChatRequest(req.body);
     const params = toChatParams(body, { modelId: o.modelId, imageMaxBytes: o.imageMaxBytes });
@@ -91,7 +83,10 @@ export async function chatCompletionsRoute(app: FastifyInstance, o: ChatRouteOpt
     const jsonMode = isJsonMode(params.responseFormat);
     const id = `chatcmpl-${o.generateId()}`;
     const created = Math.floor(o.now() / 1000);
-    const sig = new RequestCancel(reply, o.deadlineMs, wheel, req.keyAccess);
+    const sig = new RequestCancel(reply, o.deadlineMs, req.keyAccess);
+    // Said on both forms: a generic client (json_object, tool_choice) otherwise cannot tell its request went
+    // through the FHIR tool loop. `server_tools: false` in the request turns the loop off.
+    const viaServerTools = upstream.serverTools === true && params.serverTools !== false;
     let settled = false;
     try {
       if (!body.stream) {
@@ -104,6 +99,7 @@ export async function chatCompletionsRoute(app: FastifyInstance, o: ChatRouteOpt
         // Also as headers, for clients that only see the SDK's typed fields. Streams say it in extension chunks.
         if (!('usage' in response)) reply.header('x-usage-reported', 'false');
         if (completions.some((c) => c.extensions?.thinking_ignored === true)) reply.header('x-thinking-ignored', 'true');
+        if (viaServerTools) reply.header('x-server-tools', 'on');
         return response;
       }
       const streams = await Promise.all(Array.from({ length: n }, (_, i) => upstream.doStream(choiceParams(params, i), sig.options)));
@@ -116,6 +112,8 @@ export async function chatCompletionsRoute(app: FastifyInstance, o: ChatRouteOpt
         includeUsage: !!body.stream_options?.include_usage,
       });
       const deltas = n === 1 ? { single: streams[0]! } : { merged: mergeStreams(streams) };
+      // writeSse writes the head itself; a header set on the raw response joins it.
+      if (viaServerTools) reply.raw.setHeader('x-server-tools', 'on');
       settled = await writeSse({
         reply,
         encoder,

@@ -32,7 +32,9 @@ export function createChunkEncoder(o: {
   let usage: Usage | null = null;
   const base = { id: o.id, object: 'chat.completion.chunk', created: o.created, model: o.model };
   // Hot path: a stream is hundreds of one-token chunks that differ only in the delta, so the fixed part is
-  // serialised once. Same bytes as JSON.stringify of the whole object.
+  // serialised once. Same bytes as JSON.stringify of the whole object. Re-measured on the compiled build (issue 20,
+  // gateway bench, burst streams of 200 chunks, one run each on a loaded 2-core machine): 298 req/s with this
+  // against 261 and 113 with JSON.stringify per chunk, so it stays; paced streams showed no difference.
   const head = `${JSON.stringify(base).slice(0, -1)},"choices":[{"index":`;
   const whole = (obj: Record<string, unknown>): Emitted => ({ kind: 'chunk', json: JSON.stringify({ ...base, ...obj }) });
   const chunk = (index: number, delta: Record<string, unknown>, finish: string | null = null): Emitted => ({

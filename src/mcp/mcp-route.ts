@@ -46,7 +46,12 @@ const isToolCall = (m: unknown): boolean => typeof m === 'object' && m !== null 
 
 async function handlePost(req: FastifyRequest, reply: FastifyReply, o: McpRouteOptions): Promise<FastifyReply> {
   // The auth hook sets keyAccess on /mcp (the anonymous sandbox's on a keyless loopback gateway); without it, nothing.
-  if (!req.keyAccess) throw new ApiError(401, 'No API key was checked for this request.', { code: 'invalid_api_key' });
+  if (!req.keyAccess) {
+    throw new ApiError(401, 'No API key was checked for this request.', {
+      code: 'invalid_api_key',
+      headers: { 'www-authenticate': 'Bearer' },
+    });
+  }
   const origin = req.headers.origin;
   if (origin !== undefined && !o.allowsOrigin(origin)) {
     // The SDK transport's own answer to a foreign Origin, so clients see one shape whoever refuses.

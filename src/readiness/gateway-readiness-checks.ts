@@ -23,9 +23,20 @@ export function upstreamReadinessCheck(
   config: Pick<Config, 'UPSTREAM_BASE_URL' | 'UPSTREAM_API_KEY'>,
   model: 'remote' | 'local' | 'injected' | 'none',
   fetchFn?: typeof fetch,
+  /** In-process model: true while the FHIR tools' prompt prefix is still being evaluated (LOCAL_MODEL_WARM). */
+  warming: () => boolean = () => false,
 ): ReadinessCheck {
   if (model === 'injected') return fixed('upstream', 'ok', 'injected model, not probed');
-  if (model === 'local') return fixed('upstream', 'ok', 'in-process model loaded');
+  if (model === 'local') {
+    // Not ready until warm: a request in between would pay for the whole prefix (and queue behind the warm-up).
+    return {
+      name: 'upstream',
+      check: async () =>
+        warming()
+          ? { status: 'failing', detail: 'in-process model loaded; warming the FHIR tools prompt prefix' }
+          : { status: 'ok', detail: 'in-process model loaded' },
+    };
+  }
   if (model === 'none' || !config.UPSTREAM_BASE_URL) {
     return fixed('upstream', 'not_configured', 'no model connected: set UPSTREAM_BASE_URL or LOCAL_MODEL');
   }

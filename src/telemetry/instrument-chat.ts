@@ -43,6 +43,7 @@ export function instrumentChat(upstream: ModelUpstream, t: Telemetry): ModelUpst
   return {
     flavour: upstream.flavour,
     model,
+    serverTools: upstream.serverTools,
     doGenerate(params: ChatParams, options?: CallOptions) {
       const generated = inSlot(() => upstream.doGenerate(params, options));
       if (!metrics) return generated;

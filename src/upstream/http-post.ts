@@ -1,7 +1,6 @@
 // The one network primitive the upstream needs. The default uses an undici Agent (keep-alive, no fetch overhead);
 // tests and embedders may inject their own `HttpPost` instead.
 import { Agent, type Dispatcher } from 'undici';
-import type { AbortSource } from './model-upstream.ts';
 
 export interface HttpResponse {
   status: number;
@@ -15,8 +14,7 @@ export type HttpPost = (
   init: {
     headers: Record<string, string>;
     body: string;
-    /** An AbortSignal, or an EventEmitter-style source (undici takes either; it is cheaper). */
-    signal?: AbortSignal | AbortSource;
+    signal?: AbortSignal;
     /** Limit on the wait for the response headers, and on each gap between body chunks. */
     timeoutMs: number;
   },

@@ -85,31 +85,18 @@ export type UpstreamDelta =
 export interface CallOptions {
   /** Aborts the call (client gone, deadline). */
   signal?: AbortSignal;
-  /**
-   * The same cancellation as an EventEmitter (see src/upstream/abort-hub.ts), which the network layer can use
-   * without creating an AbortSignal. When both are given they are the same cancellation.
-   */
-  abort?: AbortSource;
   /** The caller's API key access: which FHIR tools it gets, and who the audit names. Unset for in-process callers. */
   access?: KeyAccess;
 }
 
-/** An EventEmitter-style cancellation source that undici accepts as a signal. */
-export interface AbortSource {
-  readonly aborted: boolean;
-  readonly reason: unknown;
-  /** A standard AbortSignal that follows this source, made on first use. */
-  readonly signal: AbortSignal;
-  once(event: 'abort', listener: () => void): unknown;
-  removeListener(event: 'abort', listener: () => void): unknown;
-}
-
-/** The call's cancellation as an AbortSignal, whichever way the caller gave it. */
-export const signalOf = (options: CallOptions | undefined): AbortSignal | undefined => options?.abort?.signal ?? options?.signal;
+/** The call's cancellation. */
+export const signalOf = (options: CallOptions | undefined): AbortSignal | undefined => options?.signal;
 
 export interface ModelUpstream {
   readonly flavour: UpstreamFlavour;
   readonly model: string;
+  /** True when this upstream runs the gateway's FHIR tool loop (for every request without `server_tools: false`). */
+  readonly serverTools?: boolean;
   /** Retries transient failures (429, 5xx, network) before resolving. Rejects with UpstreamError. */
   doGenerate(params: ChatParams, options?: CallOptions): Promise<UpstreamCompletion>;
   /**

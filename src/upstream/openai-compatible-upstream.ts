@@ -10,7 +10,6 @@ import { parseRetryAfter } from '../shared/parse-retry-after.ts';
 import { isTimeoutError, undiciPost, type HttpPost, type HttpResponse } from './http-post.ts';
 import {
   signalOf,
-  type AbortSource,
   type CallOptions,
   type ChatParams,
   type ModelUpstream,
@@ -47,7 +46,7 @@ export function createOpenAiCompatibleUpstream(o: OpenAiCompatibleUpstreamOption
   const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
   if (o.apiKey) headers.authorization = `Bearer ${o.apiKey}`;
 
-  async function attempt(body: string, signal: AbortSignal | AbortSource | undefined): Promise<HttpResponse> {
+  async function attempt(body: string, signal: AbortSignal | undefined): Promise<HttpResponse> {
     let res: HttpResponse;
     try {
       res = await post(url, { headers, body, signal, timeoutMs });
@@ -74,9 +73,8 @@ export function createOpenAiCompatibleUpstream(o: OpenAiCompatibleUpstreamOption
   async function send(params: ChatParams, stream: boolean, options: CallOptions | undefined): Promise<HttpResponse> {
     const body = JSON.stringify(dialect.transformRequest({ params, model: o.model, stream }));
     const retries = o.maxRetries ?? 2;
-    // The first attempt runs bare, with the cheap cancellation source when there is one. p-retry (and a real
-    // AbortSignal for it and for the waits) only takes over once something failed.
-    const cancel = options?.abort ?? options?.signal;
+    // The first attempt runs bare; p-retry only takes over once something failed.
+    const cancel = options?.signal;
     let wait: number | undefined;
     try {
       return await attempt(body, cancel);
@@ -105,7 +103,7 @@ export function createOpenAiCompatibleUpstream(o: OpenAiCompatibleUpstreamOption
     try {
       return await res.text();
     } catch (cause) {
-      const cancel = options?.abort ?? options?.signal;
+      const cancel = options?.signal;
       if (cancel?.aborted) throw cancel.reason;
       const code = networkErrorCode(cause);
       const what = isTimeoutError(cause)

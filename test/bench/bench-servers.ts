@@ -4,6 +4,7 @@
 import http from 'node:http';
 import Fastify from 'fastify';
 import { Pool } from 'undici';
+import type { startServer as startSource } from '../../src/server.ts';
 
 const STREAM_CHUNKS = 200;
 const created = 1_700_000_000;
@@ -105,7 +106,10 @@ async function startPassthrough(upstream: string): Promise<number> {
 }
 
 async function startGateway(upstream: string, extra: Record<string, string> = {}): Promise<number> {
-  const { startServer } = await import('../../src/server.ts');
+  // The compiled build, as `npm start` runs it; BENCH_SOURCE=1 runs the TypeScript source through tsx instead.
+  const { startServer } = (await import(process.env.BENCH_SOURCE === '1' ? '../../src/server.ts' : '../../dist/src/server.js')) as {
+    startServer: typeof startSource;
+  };
   const { port } = await startServer({
     PORT: '0',
     HOST: '127.0.0.1',

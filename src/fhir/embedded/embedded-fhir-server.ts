@@ -19,7 +19,7 @@ import { ResourceStore } from './resource-store.ts';
 import { serializeFhirBody } from './serialize-fhir-body.ts';
 import { StoreRepository } from './store-repository.ts';
 import type { Verdicts } from './validation-pool.ts';
-import { assertNotTooDeep } from './validate-fhir-resource.mjs';
+import { assertNotTooDeep } from './resource-verdict.mjs';
 import { withUpdateOutcomes } from './with-update-outcomes.ts';
 
 export interface EmbeddedFhirRequest {

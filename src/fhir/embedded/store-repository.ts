@@ -25,7 +25,7 @@ import { parseSearchQuery, type SearchLimits } from './parse-search-query.ts';
 import { patientEverything } from './patient-everything.ts';
 import type { ResourceStore } from './resource-store.ts';
 import { deepFreeze } from './deep-freeze.ts';
-import { validateFhirResource } from './validate-fhir-resource.mjs';
+import { validateFhirResource } from './resource-verdict.mjs';
 import { searchRequestPairs } from './search-request-pairs.ts';
 import type { RepositoryAccess, RepositoryWrite } from './repository-access.ts';
 import { scopedStoreView } from './scoped-store-view.ts';

@@ -5,7 +5,7 @@
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import type { OperationOutcome, Resource } from '@medplum/fhirtypes';
-import { verdictOf } from './validate-fhir-resource.mjs';
+import { verdictOf } from './resource-verdict.mjs';
 
 /** Per resource: undefined when valid, else why not. */
 export type Verdicts = (OperationOutcome | undefined)[];
@@ -73,7 +73,7 @@ async function onWorker(pooled: PooledWorker, resources: readonly Resource[]): P
   }
 }
 
-/** validateFhirResource (Medplum's validateResource results) on each resource, over the pool; in line if a worker fails. */
+/** Medplum's validateResource on each resource, over the pool; in line if a worker fails. */
 export async function validateResources(resources: readonly Resource[]): Promise<Verdicts> {
   const size = resources.length < INLINE_BELOW ? 0 : poolSize();
   if (size === 0) return validateInline(resources);

@@ -5,6 +5,7 @@ import type { FhirClient } from '../fhir-client.ts';
 import { createProgressBar, type ProgressStream } from '../../shared/progress-bar.ts';
 import { formatFileSummary, formatLoadProgress, loadFraction } from './format-load-progress.ts';
 import { loadFhirFiles } from './load-fhir-files.ts';
+import { checkServer } from './check-server.ts';
 import { waitForServer } from './wait-for-server.ts';
 
 const DEFAULT_FHIR_BASE_URL = 'http://127.0.0.1:8080/fhir';
@@ -28,6 +29,10 @@ Options:
   --concurrency N       Requests in flight at once (default 4)
   --chunk-size N        NDJSON resources per request (default 500)
   --wait SECONDS        First wait up to SECONDS for [base]/metadata to answer (default 0)
+
+Before loading, the server is checked: it must answer [base]/metadata and accept writes from this
+caller (a PUT it refuses as invalid, so nothing is written). The gateway's own FHIR server takes
+writes only when started with FHIR_WRITE_TOOLS=true (or with a key that has write scopes).
   --no-progress         No progress output
   -h, --help            Show this help
 
@@ -111,6 +116,12 @@ export async function runLoaderCli(argv: string[], deps: LoaderCliDeps): Promise
       deps.stderr.write(`error: ${(error as Error).message}\n`);
       return 1;
     }
+  }
+  // One line when nothing answers or writes are refused, rather than one error per resource.
+  const refused = await checkServer({ baseUrl: args.baseUrl, headers: args.headers, fetch: deps.fetch });
+  if (refused) {
+    deps.stderr.write(`error: ${refused}\n`);
+    return 1;
   }
   const client = deps.createClient(args);
   const bar = args.progress ? createProgressBar({ stream: deps.stderr, render: formatLoadProgress, fraction: loadFraction }) : undefined;

@@ -21,6 +21,8 @@ function describeOutcome(outcome: OperationOutcome | undefined): string | undefi
 }
 
 export function describeError(error: unknown): string {
+  // Only a status the server sent: with no answer at all there is none to report.
+  if (error instanceof FhirError && error.noAnswer) return error.message;
   if (error instanceof FhirError) {
     const detail = describeOutcome(error.outcome);
     return `HTTP ${error.status}: ${detail ?? error.message}`;

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { getLlama, LlamaChat, LlamaLogLevel, readGgufFileInfo, resolveModelFile } from 'node-llama-cpp';
 import type { ModelUpstream } from '../model-upstream.ts';
 import { createLocalModelUpstream } from './local-model-upstream.ts';
+import { LocalModelError } from './local-model-error.ts';
 import { createGrammarCache } from './output-grammar.ts';
 import { createSequencePool } from './sequence-pool.ts';
 
@@ -29,9 +30,7 @@ export interface LocalModel {
   close(): Promise<void>;
 }
 
-export class LocalModelError extends Error {
-  override name = 'LocalModelError';
-}
+export { LocalModelError };
 
 const firstLine = (err: unknown) => String((err as Error)?.message ?? err).split('\n')[0];
 

@@ -156,6 +156,10 @@ export function createLocalModelUpstream(o: LocalModelUpstreamOptions): ModelUps
         content = '';
         streamContent = true;
         res = await generate({ grammar: p.format, maxTokens: Math.max(1, params.maxTokens - used) });
+      } else if (!res.functionCalls?.length && p.format) {
+        // Cut off by max_tokens in the tools pass: its text is never the JSON answer (streamed, it was never
+        // sent), so the answer is empty, finish_reason "length", on both forms.
+        content = '';
       }
     } else {
       res = await generate({ grammar: p.format });
