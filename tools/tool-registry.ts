@@ -9,9 +9,13 @@ import { searchConditions } from './search-conditions.ts';
 import { searchDiagnosticReports } from './search-diagnostic-reports.ts';
 import { searchEncounters } from './search-encounters.ts';
 import { searchImmunizations } from './search-immunizations.ts';
+import { searchMedicationAdministrations } from './search-medication-administrations.ts';
+import { searchMedicationDispenses } from './search-medication-dispenses.ts';
 import { searchMedicationRequests } from './search-medication-requests.ts';
+import { searchMedicationStatements } from './search-medication-statements.ts';
 import { searchObservations } from './search-observations.ts';
 import { searchProcedures } from './search-procedures.ts';
+import { searchSpecimens } from './search-specimens.ts';
 import type { ToolDefinition } from './tool.ts';
 
 const all = [
@@ -20,11 +24,15 @@ const all = [
   searchObservations,
   searchConditions,
   searchMedicationRequests,
+  searchMedicationAdministrations,
+  searchMedicationDispenses,
+  searchMedicationStatements,
   searchProcedures,
   searchEncounters,
   searchAllergies,
   searchImmunizations,
   searchDiagnosticReports,
+  searchSpecimens,
   recordObservation,
   orderMedication,
   orderService,

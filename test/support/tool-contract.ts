@@ -19,6 +19,10 @@ const READ_FILTERS: Record<string, Record<string, unknown>> = {
   search_allergies: {},
   search_immunizations: {},
   search_diagnostic_reports: { date_from: '1900-01-01', date_to: '2100-01-01' },
+  search_medication_administrations: { date_from: '1900-01-01' },
+  search_medication_dispenses: {},
+  search_medication_statements: {},
+  search_specimens: { date_to: '2100-01-01' },
 };
 
 export function describeToolContract(name: string, setup: () => Promise<ToolBackend | { skip: string }>): void {
