@@ -5,10 +5,11 @@ import type { Bundle } from '@medplum/fhirtypes';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { loadSyntheticEhrBundles } from '../fixtures/synthetic-ehr.ts';
 import pkg from '../package.json' with { type: 'json' };
-import { executeTool, openAiToolDefinitions } from '../tools/index.ts';
+import { executeTool, openAiToolDefinitions, serverToolsFor } from '../tools/index.ts';
 import type { ServerTools } from './agent/tool-contract.ts';
 import type { AuditSink } from './audit/audit-trail.ts';
 import { buildApp, type AppDeps } from './app.ts';
+import { bootSmartFhirClient } from './boot-smart-fhir-client.ts';
 import type { Config } from './config.ts';
 import type { FhirClient } from './fhir/fhir-client.ts';
 import { readEhrBundles } from './fhir/loader/read-ehr-bundles.ts';
@@ -61,12 +62,15 @@ export async function composeGateway(opts: ComposeGatewayOptions): Promise<Compo
   const { config, logger } = opts;
   // Metrics unless METRICS=false, traces only with OTEL_EXPORTER_OTLP_ENDPOINT; what is off is not installed.
   const telemetry = createTelemetry(config);
-  const tools = instrumentServerTools(opts.tools ?? fhirTools, telemetry);
+  // SMART Backend Services: a token first (boot fails here, naming the variable), then only the tools it covers.
+  const smart = config.FHIR_AUTH === 'smart-backend' && !opts.fhir ? await bootSmartFhirClient(config, logger) : undefined;
+  const served = serverToolsFor({ allowed: smart?.allowedTools, resultMaxTokens: config.TOOL_RESULT_MAX_TOKENS });
+  const tools = instrumentServerTools(opts.tools ?? served, telemetry);
   const deps = await createGatewayDeps(config, logger, {
     tools,
     telemetry,
     seed: config.FHIR_SEED ? (opts.seed ?? seedFrom(config)) : undefined,
-    fhir: opts.fhir,
+    fhir: opts.fhir ?? smart?.fhir,
     model: opts.model,
     audit: opts.audit,
     now: opts.now,

@@ -56,6 +56,7 @@ export function defineSearchTool<S extends z.ZodObject>(def: SearchToolDef<S>): 
     description: def.description,
     inputSchema,
     write: false,
+    resourceTypes: [def.resourceType],
     async execute(given, ctx) {
       let input = given as z.infer<S> & SearchInput;
       let skip = 0;
