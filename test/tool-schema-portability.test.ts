@@ -136,6 +136,7 @@ const SAMPLES: Record<string, Args[]> = {
     { resourceType: 'Patient', id: 'S1000001' },
     { resourceType: 'Observation', id: 'obs-S1000002-0019', raw: true },
   ],
+  find_codes: [{ resourceType: 'Observation', text: 'potassium' }],
   search_observations: [
     { patient: 'S1000001', code: 'http://loinc.org|2823-3' },
     { patient: 'S1000001', category: 'Routine Vital Signs', text: 'heart rate' },

@@ -1,4 +1,5 @@
 // Every FHIR tool, by name. Order is the order the model sees them in.
+import { findCodes } from './find-codes.ts';
 import { findPatients } from './find-patients.ts';
 import { orderMedication } from './order-medication.ts';
 import { orderService } from './order-service.ts';
@@ -21,6 +22,7 @@ import type { ToolDefinition } from './tool.ts';
 const all = [
   findPatients,
   readResource,
+  findCodes,
   searchObservations,
   searchConditions,
   searchMedicationRequests,

@@ -218,6 +218,39 @@ export function describeMimicToolContract(name: string, setup: () => Promise<Mim
       expect(summary.dataAbsentReason).toBeUndefined();
     });
 
+    it("find_codes finds MIMIC's own lab and microbiology codes by display, with how many records carry them", async () => {
+      const observations = of<Observation>('Observation');
+      const counts = (system: string, code: string) =>
+        observations.filter((o) => o.code.coding?.some((c) => c.system === system && c.code === code)).length;
+      const lab = observations.find((o) => o.code.coding?.[0].system?.endsWith('/mimic-d-labitems'))!.code.coding![0];
+      const micro = observations.find((o) => o.code.coding?.[0].system?.endsWith('/mimic-microbiology-test'))!.code.coding![0];
+      for (const [coding, text] of [
+        [lab, lab.display!.toLowerCase()],
+        [micro, micro.display!.split(' ').pop()!.toLowerCase()],
+      ] as const) {
+        const content = await ok<{ codings: Array<{ code: string; display: string; resources: number }> }>('find_codes', {
+          resourceType: 'Observation',
+          text,
+        });
+        const hit = content.codings.find((c) => c.code === `${coding.system}|${coding.code}`);
+        expect(hit, `${text}: ${JSON.stringify(content)}`).toMatchObject({
+          display: coding.display,
+          resources: counts(coding.system!, coding.code!),
+        });
+      }
+      // A drug administrations code only by formulary code: found through the Medication catalogue's names.
+      const given = of<MedicationAdministration>('MedicationAdministration').find((a) =>
+        a.medicationCodeableConcept?.coding?.[0].system?.endsWith('formulary-drug-cd'),
+      )!;
+      const name = expectedAdministered(given);
+      const drugs = await ok<{ codings: Array<{ code: string; display: string }> }>('find_codes', {
+        resourceType: 'MedicationAdministration',
+        text: name.toLowerCase(),
+      });
+      const formulary = given.medicationCodeableConcept!.coding![0];
+      expect(drugs.codings.find((c) => c.code === `${formulary.system}|${formulary.code}`)?.display).toBe(name);
+    });
+
     it('read_resource of an order shows the drug by name', async () => {
       const order = of<MedicationRequest>('MedicationRequest').find((m) => m.medicationReference)!;
       const summary = await ok<Row>('read_resource', { resourceType: 'MedicationRequest', id: order.id });

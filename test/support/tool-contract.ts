@@ -242,6 +242,21 @@ export function describeToolContract(name: string, setup: () => Promise<ToolBack
       });
     });
 
+    it('find_codes finds the LOINC code for potassium and how many records carry it', async (t) => {
+      need(t);
+      const content = await ok<{ codings: Array<{ code: string; display: string; resources: number }> }>('find_codes', {
+        resourceType: 'Observation',
+        text: 'potassium',
+      });
+      const loinc = content.codings.find((c) => c.code === 'http://loinc.org|2823-3');
+      expect(loinc?.display).toMatch(/^Potassium/);
+      const all = await need(t)
+        .ctx()
+        .fhir.searchResources('Observation', { code: 'http://loinc.org|2823-3', _summary: 'count' }, { maxResults: 1 });
+      expect(loinc!.resources).toBeGreaterThan(0);
+      if (all.total !== undefined && all.total <= 3000) expect(loinc!.resources).toBe(all.total);
+    });
+
     it('exercised every registered tool', (t) => {
       need(t);
       expect([...toolRegistry.keys()].filter((n) => !used.has(n))).toEqual([]);
