@@ -7,6 +7,7 @@ import type { SearchParams, SearchResult } from '../src/fhir/fhir-client.ts';
 import { decodeContinuation, encodeContinuation } from './continuation-handle.ts';
 import { referenceNames, type ReferenceNames } from './reference-names.ts';
 import { searchByDrugName } from './search-by-drug-name.ts';
+import { declaredParams } from './search-capabilities.ts';
 import { searchResultContent, type SearchContent } from './search-result-content.ts';
 import { toolErrorResult, toolFailure } from './tool-error-result.ts';
 import { DEFAULT_RESULT_MAX_TOKENS, fitToBudget } from './tool-result-budget.ts';
@@ -57,6 +58,7 @@ export function defineSearchTool<S extends z.ZodObject>(def: SearchToolDef<S>): 
     inputSchema,
     write: false,
     resourceTypes: [def.resourceType],
+    searchParameters: parametersOf(def),
     async execute(given, ctx) {
       let input = given as z.infer<S> & SearchInput;
       let skip = 0;
@@ -71,7 +73,11 @@ export function defineSearchTool<S extends z.ZodObject>(def: SearchToolDef<S>): 
       const { count, raw } = input;
       const nameText = def.nameFilter?.text(input);
       try {
-        const params = def.toParams(input, ctx);
+        const declared = declaredParams(def.resourceType, def.toParams(input, ctx), ctx.searchCapabilities);
+        const params = declared.params;
+        const unapplied = declared.dropped.length
+          ? `This FHIR server cannot search ${def.resourceType} by ${declared.dropped.join(', ')}; those filters were not applied.`
+          : undefined;
         let found: SearchResult;
         let names: ReferenceNames | undefined;
         let note: string | undefined;
@@ -118,7 +124,7 @@ export function defineSearchTool<S extends z.ZodObject>(def: SearchToolDef<S>): 
           const next =
             more || k < page.length ? encodeContinuation({ tool: def.name, args: withoutContinuation(input), skip: skip + k }) : undefined;
           const left = k < page.length ? `${page.length - k} more of this page did not fit the ${budget}-token budget. ` : '';
-          const notes = [content.note, note, next ? `${left}Pass "continuation" for the next results.` : ''].filter(Boolean);
+          const notes = [content.note, note, unapplied, next ? `${left}Pass "continuation" for the next results.` : ''].filter(Boolean);
           return { ...content, ...(notes.length ? { note: notes.join(' ') } : {}), ...(next ? { continuation: next } : {}) };
         };
         return { ok: true, content: fitToBudget({ n: page.length, budget, build, ctx }).content };
@@ -127,6 +133,16 @@ export function defineSearchTool<S extends z.ZodObject>(def: SearchToolDef<S>): 
       }
     },
   });
+}
+
+/** Every parameter `toParams` can send: called once with every input present (a string stands in for each). */
+function parametersOf<S extends z.ZodObject>(def: SearchToolDef<S>): string[] {
+  const every = new Proxy({}, { get: (_t, key) => (key === 'then' ? undefined : '1') }) as z.infer<S>;
+  try {
+    return Object.keys(def.toParams(every, { now: () => new Date(0) } as ToolContext));
+  } catch {
+    return [];
+  }
 }
 
 function withoutContinuation(input: SearchInput): Record<string, unknown> {

@@ -13,6 +13,8 @@ export interface ToolDefinition<S extends z.ZodObject = z.ZodObject> {
   write: boolean;
   /** The FHIR types it reads, searches or writes; a server's grant must cover them for it to be offered. */
   resourceTypes?: readonly string[];
+  /** A search tool's FHIR search parameters, whichever of its inputs are given; checked against the server's. */
+  searchParameters?: readonly string[];
   execute(input: z.infer<S>, ctx: ToolContext): Promise<ToolResult>;
 }
 

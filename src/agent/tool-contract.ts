@@ -21,6 +21,8 @@ export interface ToolContext {
   resultMaxTokens?: number;
   /** The model's tokenizer when it runs in process; otherwise tokens are estimated from characters. */
   countTokens?: (text: string) => number;
+  /** Resource type → the search parameters the FHIR server declares (its CapabilityStatement); unset = send all. */
+  searchCapabilities?: ReadonlyMap<string, ReadonlySet<string>>;
 }
 
 export interface WrittenResource {

@@ -12,7 +12,7 @@ import {
   serverError,
   type MedplumRequestOptions,
 } from '@medplum/core';
-import type { Bundle, Resource, ResourceType } from '@medplum/fhirtypes';
+import type { Bundle, CapabilityStatement, Resource, ResourceType } from '@medplum/fhirtypes';
 import pRetry from 'p-retry';
 import {
   FhirError,
@@ -290,7 +290,13 @@ export function createMedplumFhirClient(opts: MedplumFhirClientOptions): FhirCli
     return value as Bundle;
   }
 
-  return { baseUrl, readResource, searchResources, createResource, executeBatch };
+  async function readCapabilityStatement(options?: FhirCallOptions): Promise<CapabilityStatement> {
+    const { value } = await exchange((o) => medplum.get<CapabilityStatement>(`${baseUrl}/metadata`, o), options, true);
+    if (!isResourceOf(value, 'CapabilityStatement')) throw badGateway('Expected a CapabilityStatement from GET /metadata');
+    return value as CapabilityStatement;
+  }
+
+  return { baseUrl, readResource, searchResources, createResource, executeBatch, readCapabilityStatement };
 }
 
 /** Medplum passes a plain record; anything else is copied into one. */
