@@ -37,7 +37,10 @@ async function budgetHits(label: string, patients: string[], ctx: () => ToolCont
     for (const patient of patients) {
       const c = await content(tool, tool === 'find_patients' ? {} : { patient }, ctx());
       calls++;
-      if (String(c.note ?? '').includes('did not fit')) (hits++, toolHits++);
+      if (String(c.note ?? '').includes('did not fit')) {
+        hits++;
+        toolHits++;
+      }
     }
     per.push(`${tool} ${((100 * toolHits) / patients.length).toFixed(0)}%`);
   }

@@ -9,11 +9,11 @@ import type { ToolContext } from './tool.ts';
 const BATCH = 40;
 
 /** The concept an order, administration, dispense or statement names its drug with, if it has one. */
-export const medicationConceptOf = (r: Resource): CodeableConcept | undefined =>
+const medicationConceptOf = (r: Resource): CodeableConcept | undefined =>
   (r as { medicationCodeableConcept?: CodeableConcept }).medicationCodeableConcept;
 
 /** FHIR token escaping: a `,` `|` `$` or `\` inside a value is preceded by `\`. */
-export const escapeToken = (s: string) => s.replace(/[\\,|$]/g, (c) => `\\${c}`);
+const escapeToken = (s: string) => s.replace(/[\\,|$]/g, (c) => `\\${c}`);
 export const tokenOf = (c: Pick<Coding, 'system' | 'code'>) => `${escapeToken(c.system ?? '')}|${escapeToken(c.code ?? '')}`;
 
 /** `code:<system>|<code>` → drug name, for every nameless drug code in `resources`; adds to `names`. */

@@ -8,7 +8,7 @@ import { codeKey, medicationName } from './medication-name.ts';
 import type { ToolContext } from './tool.ts';
 
 /** At most this many Medications are read (the MIMIC-IV demo has about 1,800, with its mixes). */
-export const CATALOGUE_MAX = 20_000;
+const CATALOGUE_MAX = 20_000;
 const PAGE = 1000;
 const TTL_MS = 5 * 60_000;
 

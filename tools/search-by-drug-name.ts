@@ -12,7 +12,7 @@ import type { ToolContext } from './tool.ts';
 /** Values per OR-ed search parameter: keeps a URL well under the 8 KB servers accept. */
 const CHUNK = 40;
 /** Matches gathered at most; past it the result says so. */
-export const NAME_MATCH_MAX = 5000;
+const NAME_MATCH_MAX = 5000;
 /** The newest resources matched locally, for drugs the catalogue does not name. */
 const LOCAL_SCAN = 1000;
 const PAGE = 500;

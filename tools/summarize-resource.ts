@@ -1,8 +1,6 @@
 // Compact, model-friendly views of FHIR resources: the fields a clinician would read first, nothing else.
 import type {
   AllergyIntolerance,
-  CodeableConcept,
-  Coding,
   Condition,
   DiagnosticReport,
   Encounter,
@@ -12,8 +10,6 @@ import type {
   Observation,
   Patient,
   Procedure,
-  Quantity,
-  Reference,
   Resource,
   ServiceRequest,
 } from '@medplum/fhirtypes';

@@ -7,7 +7,7 @@ export const DEFAULT_RESULT_MAX_TOKENS = 2000;
 
 export const estimateTokens = (text: string): number => Math.ceil(text.length / 3);
 
-export function resultTokens(content: unknown, ctx: Pick<ToolContext, 'countTokens'>): number {
+function resultTokens(content: unknown, ctx: Pick<ToolContext, 'countTokens'>): number {
   const text = JSON.stringify(content);
   return (ctx.countTokens ?? estimateTokens)(text);
 }

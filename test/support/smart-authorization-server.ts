@@ -5,7 +5,7 @@
 // test can revoke one; a test can also expire the tokens seen so far, as if their time had run out.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import { createRemoteJWKSet, exportJWK, generateKeyPair, jwtVerify, type JWK } from 'jose';
 import Provider from 'oidc-provider';
 import { embeddedFhirPlugin } from '../../src/fhir/embedded/embedded-fhir-plugin.ts';
@@ -59,7 +59,7 @@ export interface SmartServers {
 }
 
 /** What the authorisation server grants at most (a client asks for a subset). */
-export const SUPPORTED_SCOPES = [
+const SUPPORTED_SCOPES = [
   'system/Patient.rs',
   'system/Observation.rs',
   'system/Condition.rs',
@@ -119,7 +119,7 @@ export async function startSmartServers(opts: { fhir: EmbeddedFhirServer }): Pro
   const jwks = createRemoteJWKSet(new URL(`${issuer}/jwks`));
   const seen = new Set<string>();
   const expired = new Set<string>();
-  const deny = (reply: import('fastify').FastifyReply, status: number, error: string) =>
+  const deny = (reply: FastifyReply, status: number, error: string) =>
     reply
       .code(status)
       .header('www-authenticate', `Bearer error="${error}"`)

@@ -20,6 +20,7 @@ export async function discoverTokenUrl(opts: { baseUrl: string; fetch: typeof fe
   } catch (err) {
     throw new Error(
       `${url} unreachable (${(err as Error).name === 'TimeoutError' ? 'timeout' : String((err as Error).cause ?? (err as Error).message)})`,
+      { cause: err },
     );
   }
   if (!res.ok) {

@@ -32,14 +32,14 @@ export async function readPrivateKey(path: string): Promise<SigningKey> {
   try {
     text = (await readFile(path, 'utf8')).trim();
   } catch (err) {
-    throw new Error(`cannot read it (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+    throw new Error(`cannot read it (${(err as NodeJS.ErrnoException).code ?? 'error'})`, { cause: err });
   }
   if (text.startsWith('{')) {
     let parsed: z.infer<typeof jwkSchema>;
     try {
       parsed = jwkSchema.parse(JSON.parse(text));
     } catch (err) {
-      throw new Error(err instanceof z.ZodError ? `not a private JWK: ${err.issues[0]?.message}` : 'not valid JSON');
+      throw new Error(err instanceof z.ZodError ? `not a private JWK: ${err.issues[0]?.message}` : 'not valid JSON', { cause: err });
     }
     const alg = algFor(parsed);
     const key = await importJWK(parsed as JWK, alg).catch(() => {
