@@ -1,9 +1,11 @@
-// The `name` input and name filter shared by the tools that search drug use by drug name.
+// What the tools that search drug use (administrations, dispenses, statements) share: the `name` input and its
+// filter, and the patient, code and status parameters.
 import type { MedicationAdministration, MedicationDispense, MedicationStatement, Resource } from '@medplum/fhirtypes';
 import { z } from 'zod';
 import type { ReferenceNames } from './medication-name.ts';
 import { drugOf } from './medication-use-summaries.ts';
 import { drugName } from './summary-parts.ts';
+import { patientReference } from './tool-fields.ts';
 
 export const drugNameField = (noun: string) =>
   z
@@ -22,3 +24,10 @@ export function drugNameFilter<I extends { name?: string }>(dateOf: (r: DrugUse)
     dateOf: (r: Resource) => dateOf(r as DrugUse),
   };
 }
+
+/** The parameters every drug-use search sends. */
+export const drugUseParams = (i: { patient: string; code?: string; status?: string }) => ({
+  patient: patientReference(i.patient),
+  code: i.code,
+  status: i.status,
+});

@@ -11,33 +11,26 @@ import { fold, medicationsNamed } from './medications-named.ts';
 import { toolErrorResult } from './tool-error-result.ts';
 import { defineTool, type ToolContext } from './tool.ts';
 
-/** Each type's coded concept and the search parameter over it. */
+/** A type's coded concept (its field) and the search parameter over it. */
+const at = (field: string, param = 'code') => ({
+  param,
+  of: (r: Resource) => [(r as unknown as Record<string, CodeableConcept | undefined>)[field]],
+});
+const drug = at('medicationCodeableConcept');
 const CONCEPTS = {
-  Observation: { param: 'code', of: (r: Resource) => [(r as { code?: CodeableConcept }).code] },
-  Condition: { param: 'code', of: (r: Resource) => [(r as { code?: CodeableConcept }).code] },
-  Procedure: { param: 'code', of: (r: Resource) => [(r as { code?: CodeableConcept }).code] },
-  DiagnosticReport: { param: 'code', of: (r: Resource) => [(r as { code?: CodeableConcept }).code] },
-  AllergyIntolerance: { param: 'code', of: (r: Resource) => [(r as { code?: CodeableConcept }).code] },
-  Immunization: { param: 'vaccine-code', of: (r: Resource) => [(r as { vaccineCode?: CodeableConcept }).vaccineCode] },
-  Specimen: { param: 'type', of: (r: Resource) => [(r as { type?: CodeableConcept }).type] },
-  MedicationRequest: {
-    param: 'code',
-    of: (r: Resource) => [(r as { medicationCodeableConcept?: CodeableConcept }).medicationCodeableConcept],
-  },
-  MedicationAdministration: {
-    param: 'code',
-    of: (r: Resource) => [(r as { medicationCodeableConcept?: CodeableConcept }).medicationCodeableConcept],
-  },
-  MedicationDispense: {
-    param: 'code',
-    of: (r: Resource) => [(r as { medicationCodeableConcept?: CodeableConcept }).medicationCodeableConcept],
-  },
-  MedicationStatement: {
-    param: 'code',
-    of: (r: Resource) => [(r as { medicationCodeableConcept?: CodeableConcept }).medicationCodeableConcept],
-  },
-  Medication: { param: 'code', of: (r: Resource) => [(r as { code?: CodeableConcept }).code] },
-} as const;
+  Observation: at('code'),
+  Condition: at('code'),
+  Procedure: at('code'),
+  DiagnosticReport: at('code'),
+  AllergyIntolerance: at('code'),
+  Immunization: at('vaccineCode', 'vaccine-code'),
+  Specimen: at('type', 'type'),
+  MedicationRequest: drug,
+  MedicationAdministration: drug,
+  MedicationDispense: drug,
+  MedicationStatement: drug,
+  Medication: at('code'),
+};
 
 const TYPES = Object.keys(CONCEPTS) as Array<keyof typeof CONCEPTS>;
 /** Resources read at most per call: enough to see a site's vocabulary, bounded so a call stays quick. */
@@ -103,7 +96,7 @@ export const findCodes = defineTool({
         result = await scan(input.resourceType, { _sort: '-_lastUpdated' }, ctx);
         how = `the newest ${result.resources.length} records, matched anywhere in the name`;
       }
-      tally(result.resources, (r) => [...spec.of(r)], wanted, found);
+      tally(result.resources, spec.of, wanted, found);
       if (input.resourceType.startsWith('Medication')) {
         // Drug names kept as Medication identifiers (MIMIC): the catalogue's codes under the name; orders reference
         // these Medications (search their orders by name), administrations carry their formulary codes.

@@ -1,8 +1,8 @@
 import type { MedicationDispense } from '@medplum/fhirtypes';
 import { z } from 'zod';
 import { defineSearchTool } from './define-search-tool.ts';
-import { drugNameField, drugNameFilter } from './drug-name-filter.ts';
-import { countField, patientField, patientReference, rawField, tokenField } from './tool-fields.ts';
+import { drugNameField, drugNameFilter, drugUseParams } from './drug-name-filter.ts';
+import { countField, patientField, rawField, tokenField } from './tool-fields.ts';
 
 export const searchMedicationDispenses = defineSearchTool({
   name: 'search_medication_dispenses',
@@ -27,9 +27,7 @@ export const searchMedicationDispenses = defineSearchTool({
     raw: rawField(),
   }),
   toParams: (i) => ({
-    patient: patientReference(i.patient),
-    code: i.code,
-    status: i.status,
+    ...drugUseParams(i),
     prescription: i.prescription ? `MedicationRequest/${i.prescription}` : undefined,
     _sort: '-whenhandedover,_id',
   }),

@@ -1,8 +1,8 @@
 import type { MedicationStatement } from '@medplum/fhirtypes';
 import { z } from 'zod';
 import { defineSearchTool } from './define-search-tool.ts';
-import { drugNameField, drugNameFilter } from './drug-name-filter.ts';
-import { countField, dateRange, dateWindow, patientField, patientReference, rawField, tokenField } from './tool-fields.ts';
+import { drugNameField, drugNameFilter, drugUseParams } from './drug-name-filter.ts';
+import { countField, dateRange, dateWindow, patientField, rawField, tokenField } from './tool-fields.ts';
 
 export const searchMedicationStatements = defineSearchTool({
   name: 'search_medication_statements',
@@ -23,9 +23,7 @@ export const searchMedicationStatements = defineSearchTool({
     raw: rawField(),
   }),
   toParams: (i) => ({
-    patient: patientReference(i.patient),
-    code: i.code,
-    status: i.status,
+    ...drugUseParams(i),
     effective: dateRange(i.date_from, i.date_to),
     _sort: '-effective,_id',
   }),
