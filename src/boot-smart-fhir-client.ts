@@ -2,7 +2,6 @@
 // so a bad key, an unreachable or refusing authorisation server or an unknown client stops the start with one line
 // naming the variable to fix (ConfigError: exit 78). What the server granted decides which tools are offered.
 import type { FastifyBaseLogger } from 'fastify';
-import { toolRegistry, toolsForScopes } from '../tools/index.ts';
 import { ConfigError, type Config } from './config.ts';
 import type { FhirClient } from './fhir/fhir-client.ts';
 import { createMedplumFhirClient } from './fhir/medplum-fhir-client.ts';
@@ -29,6 +28,8 @@ const VARIABLE_FOR: Record<string, string> = {
 export async function bootSmartFhirClient(
   config: Config,
   logger: FastifyBaseLogger,
+  /** Which tools a grant covers (tools/: `toolsForScopes` over the registry). */
+  toolsFor: (granted: readonly string[]) => { allowed: Set<string>; leftOut: Array<{ tool: string; reason: string }>; covered: number },
   io: { fetch?: typeof fetch; now?: () => number } = {},
 ): Promise<SmartFhirClient> {
   const baseUrl = config.FHIR_BASE_URL!;
@@ -51,9 +52,9 @@ export async function bootSmartFhirClient(
     throw new ConfigError(`invalid ${variable}: ${(err as Error).message}`);
   }
   const granted = auth.grantedScopes() ?? [];
-  const { allowed, leftOut } = toolsForScopes(toolRegistry.values(), granted);
-  // read_resource needs no particular type; a grant that covers no other tool leaves the model nothing to do.
-  if ([...allowed].every((name) => name === 'read_resource'))
+  const { allowed, leftOut, covered } = toolsFor(granted);
+  // read_resource and find_codes need no particular type; a grant covering no typed tool leaves them nothing to read.
+  if (covered === 0)
     throw new ConfigError(`invalid FHIR_SCOPES: the server granted ${JSON.stringify(granted.join(' '))}, which covers no tool`);
   logger.info(
     { tokenUrl, clientId: config.FHIR_CLIENT_ID, alg: key.alg, kid: key.kid, granted },

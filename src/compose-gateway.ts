@@ -5,7 +5,7 @@ import type { Bundle } from '@medplum/fhirtypes';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { loadSyntheticEhrBundles } from '../fixtures/synthetic-ehr.ts';
 import pkg from '../package.json' with { type: 'json' };
-import { executeTool, openAiToolDefinitions, serverToolsFor, toolRegistry } from '../tools/index.ts';
+import { executeTool, openAiToolDefinitions, serverToolsFor, toolRegistry, toolsForScopes, unavailableReason } from '../tools/index.ts';
 import type { ServerTools } from './agent/tool-contract.ts';
 import type { AuditSink } from './audit/audit-trail.ts';
 import { buildApp, type AppDeps } from './app.ts';
@@ -73,11 +73,17 @@ export async function composeGateway(opts: ComposeGatewayOptions): Promise<Compo
   // Metrics unless METRICS=false, traces only with OTEL_EXPORTER_OTLP_ENDPOINT; what is off is not installed.
   const telemetry = createTelemetry(config);
   // SMART Backend Services: a token first (boot fails here, naming the variable), then only the tools it covers.
-  const smart = config.FHIR_AUTH === 'smart-backend' && !opts.fhir ? await bootSmartFhirClient(config, logger) : undefined;
+  const smart =
+    config.FHIR_AUTH === 'smart-backend' && !opts.fhir
+      ? await bootSmartFhirClient(config, logger, (granted) => toolsForScopes(toolRegistry.values(), granted))
+      : undefined;
   // An external server's CapabilityStatement: the tools send only the search parameters it declares.
   const capabilities =
     config.FHIR_BASE_URL && !opts.fhir && !opts.tools
-      ? await readSearchCapabilities(smart?.fhir ?? externalFhirClient(config), logger, toolRegistry.keys())
+      ? await readSearchCapabilities(smart?.fhir ?? externalFhirClient(config), logger, {
+          names: toolRegistry.keys(),
+          unavailable: (name, caps) => unavailableReason(name, { capabilities: caps }),
+        })
       : undefined;
   const served = serverToolsFor({ allowed: smart?.allowedTools, resultMaxTokens: config.TOOL_RESULT_MAX_TOKENS, capabilities });
   const tools = instrumentServerTools(opts.tools ?? served, telemetry);

@@ -2,13 +2,14 @@
 // declares. A server without a readable CapabilityStatement is searched as before, with a warning: many test
 // servers answer /metadata poorly, and that is no reason to refuse to start.
 import type { FastifyBaseLogger } from 'fastify';
-import { searchCapabilitiesOf, unavailableReason, type SearchCapabilities } from '../tools/index.ts';
 import type { FhirClient } from './fhir/fhir-client.ts';
+import { searchCapabilitiesOf, type SearchCapabilities } from './fhir/search-capabilities-of.ts';
 
 export async function readSearchCapabilities(
   fhir: FhirClient,
   logger: FastifyBaseLogger,
-  toolNames: Iterable<string>,
+  /** Why a tool cannot run on a server with these capabilities (tools/: `unavailableReason`), by tool name. */
+  tools: { names: Iterable<string>; unavailable: (name: string, capabilities: SearchCapabilities) => string | undefined },
 ): Promise<SearchCapabilities | undefined> {
   let capabilities: SearchCapabilities;
   try {
@@ -18,8 +19,8 @@ export async function readSearchCapabilities(
     logger.warn({ err: (err as Error).message }, 'FHIR server: no usable CapabilityStatement; the tools send every search parameter');
     return undefined;
   }
-  for (const tool of toolNames) {
-    const why = unavailableReason(tool, { capabilities });
+  for (const tool of tools.names) {
+    const why = tools.unavailable(tool, capabilities);
     if (why) logger.warn({ tool }, `tool not offered: ${why}`);
   }
   logger.info({ types: capabilities.size }, 'FHIR server: search capabilities read');

@@ -15,7 +15,7 @@ import { createMedplumFhirClient } from '../src/fhir/medplum-fhir-client.ts';
 import { createSmartBackendAuth } from '../src/fhir/smart/create-smart-backend-auth.ts';
 import { readPrivateKey } from '../src/fhir/smart/read-private-key.ts';
 import { startServer } from '../src/server.ts';
-import { executeTool } from '../tools/index.ts';
+import { executeTool, toolRegistry, toolsForScopes } from '../tools/index.ts';
 import type { ToolContext } from '../tools/tool.ts';
 import { startSmartServers, type SmartServers } from './support/smart-authorization-server.ts';
 
@@ -184,7 +184,9 @@ describe('FHIR_AUTH=smart-backend at boot', () => {
     ...over,
   });
   const boot = (over: Record<string, string> = {}, lines: string[] = []) =>
-    bootSmartFhirClient(loadConfig(env(over)), pino({ level: 'info' }, { write: (l: string) => lines.push(l) }));
+    bootSmartFhirClient(loadConfig(env(over)), pino({ level: 'info' }, { write: (l: string) => lines.push(l) }), (granted) =>
+      toolsForScopes(toolRegistry.values(), granted),
+    );
 
   it('discovers the token endpoint, offers only the tools the grant covers, and says why for the others', async () => {
     const lines: string[] = [];

@@ -2,32 +2,10 @@
 // only the parameters the server declares for its type (a filter it cannot apply is left out and the result says
 // so), a tool whose type the server cannot search by patient is not offered, and the description the model sees
 // names the filters the server lacks.
-import type { CapabilityStatement } from '@medplum/fhirtypes';
-import { z } from 'zod';
 import type { SearchParams } from '../src/fhir/fhir-client.ts';
 
-/** Resource type → the search parameter names the server declares for it. */
-export type SearchCapabilities = ReadonlyMap<string, ReadonlySet<string>>;
-
-const statementSchema = z.looseObject({
-  rest: z
-    .array(
-      z.looseObject({
-        resource: z
-          .array(z.looseObject({ type: z.string(), searchParam: z.array(z.looseObject({ name: z.string() })).optional() }))
-          .optional(),
-      }),
-    )
-    .optional(),
-});
-
-export function searchCapabilitiesOf(statement: CapabilityStatement | unknown): SearchCapabilities {
-  const parsed = statementSchema.parse(statement);
-  const out = new Map<string, Set<string>>();
-  for (const rest of parsed.rest ?? [])
-    for (const r of rest.resource ?? []) out.set(r.type, new Set((r.searchParam ?? []).map((p) => p.name)));
-  return out;
-}
+export type { SearchCapabilities } from '../src/fhir/search-capabilities-of.ts';
+import type { SearchCapabilities } from '../src/fhir/search-capabilities-of.ts';
 
 /** Parameters every server takes whatever it declares: paging, includes, totals and ids. */
 const ALWAYS = new Set(['_count', '_include', '_include:iterate', '_revinclude', '_total', '_summary', '_elements', '_id', '_lastUpdated']);

@@ -18,23 +18,26 @@ export function scopesAllow(granted: readonly string[], resourceType: string, ne
   return [...needs].every((l) => have.has(l));
 }
 
-/** The tools the grant covers, and for each one it does not, the reason. */
+/** The tools the grant covers (`covered`: how many of them read or write a type), and why the others are not. */
 export function toolsForScopes(
   tools: Iterable<ToolDefinition>,
   granted: readonly string[],
-): { allowed: Set<string>; leftOut: Array<{ tool: string; reason: string }> } {
+): { allowed: Set<string>; leftOut: Array<{ tool: string; reason: string }>; covered: number } {
   const allowed = new Set<string>();
+  let covered = 0;
   const leftOut: Array<{ tool: string; reason: string }> = [];
   for (const t of tools) {
     const types = t.resourceTypes ?? [];
     const needs = t.write ? 'c' : 'rs';
     const missing = types.filter((type) => !scopesAllow(granted, type, needs));
-    if (missing.length === 0) allowed.add(t.name);
-    else
+    if (missing.length === 0) {
+      allowed.add(t.name);
+      if (types.length) covered++;
+    } else
       leftOut.push({
         tool: t.name,
         reason: `the FHIR server granted no ${needs === 'c' ? 'create' : 'read and search'} scope for ${missing.join(', ')}`,
       });
   }
-  return { allowed, leftOut };
+  return { allowed, leftOut, covered };
 }
