@@ -5,10 +5,13 @@ import type { Bundle } from '@medplum/fhirtypes';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { loadSyntheticEhrBundles } from '../fixtures/synthetic-ehr.ts';
 import { packageInfo as pkg } from './shared/package-info.ts';
-import { executeTool, openAiToolDefinitions } from '../tools/index.ts';
+import { executeTool, openAiToolDefinitions, serverToolsFor, toolRegistry, toolsForScopes, unavailableReason } from '../tools/index.ts';
 import type { ServerTools } from './agent/tool-contract.ts';
 import type { AuditSink } from './audit/audit-trail.ts';
 import { buildApp, type AppDeps } from './app.ts';
+import { bootSmartFhirClient } from './boot-smart-fhir-client.ts';
+import { createMedplumFhirClient } from './fhir/medplum-fhir-client.ts';
+import { readSearchCapabilities } from './read-search-capabilities.ts';
 import type { Config } from './config.ts';
 import type { FhirClient } from './fhir/fhir-client.ts';
 import { readEhrBundles } from './fhir/loader/read-ehr-bundles.ts';
@@ -28,6 +31,14 @@ function seedFrom(config: Config): () => Promise<Bundle[]> {
   const dir = config.FHIR_SEED_DIR;
   return dir ? () => readEhrBundles(dir) : loadSyntheticEhrBundles;
 }
+
+/** FHIR_BASE_URL with FHIR_AUTH_HEADER, for reading its CapabilityStatement at boot. */
+const externalFhirClient = (config: Config) =>
+  createMedplumFhirClient({
+    baseUrl: config.FHIR_BASE_URL!,
+    headers: config.FHIR_AUTH_HEADER ? { authorization: config.FHIR_AUTH_HEADER } : undefined,
+    retries: 0,
+  });
 
 /** The FHIR tools of tools/. */
 export const fhirTools: ServerTools = { definitions: openAiToolDefinitions, execute: executeTool };
@@ -61,12 +72,26 @@ export async function composeGateway(opts: ComposeGatewayOptions): Promise<Compo
   const { config, logger } = opts;
   // Metrics unless METRICS=false, traces only with OTEL_EXPORTER_OTLP_ENDPOINT; what is off is not installed.
   const telemetry = createTelemetry(config);
-  const tools = instrumentServerTools(opts.tools ?? fhirTools, telemetry);
+  // SMART Backend Services: a token first (boot fails here, naming the variable), then only the tools it covers.
+  const smart =
+    config.FHIR_AUTH === 'smart-backend' && !opts.fhir
+      ? await bootSmartFhirClient(config, logger, (granted) => toolsForScopes(toolRegistry.values(), granted))
+      : undefined;
+  // An external server's CapabilityStatement: the tools send only the search parameters it declares.
+  const capabilities =
+    config.FHIR_BASE_URL && !opts.fhir && !opts.tools
+      ? await readSearchCapabilities(smart?.fhir ?? externalFhirClient(config), logger, {
+          names: toolRegistry.keys(),
+          unavailable: (name, caps) => unavailableReason(name, { capabilities: caps }),
+        })
+      : undefined;
+  const served = serverToolsFor({ allowed: smart?.allowedTools, resultMaxTokens: config.TOOL_RESULT_MAX_TOKENS, capabilities });
+  const tools = instrumentServerTools(opts.tools ?? served, telemetry);
   const deps = await createGatewayDeps(config, logger, {
     tools,
     telemetry,
     seed: config.FHIR_SEED ? (opts.seed ?? seedFrom(config)) : undefined,
-    fhir: opts.fhir,
+    fhir: opts.fhir ?? smart?.fhir,
     model: opts.model,
     audit: opts.audit,
     now: opts.now,

@@ -124,6 +124,31 @@ export const CONFIG_VARS = {
     schema: z.string().regex(/^[^\r\n]+$/),
     help: 'Authorization header value sent to FHIR_BASE_URL, e.g. "Bearer abc".',
   },
+  FHIR_AUTH: {
+    schema: z.enum(['smart-backend']),
+    help: 'smart-backend: get tokens for FHIR_BASE_URL with SMART Backend Services (FHIR_CLIENT_ID, FHIR_PRIVATE_KEY_FILE, FHIR_SCOPES). Unset: FHIR_AUTH_HEADER or nothing.',
+  },
+  FHIR_CLIENT_ID: {
+    schema: z.string().min(1).max(500),
+    help: 'FHIR_AUTH=smart-backend: the client id registered with the authorisation server.',
+  },
+  FHIR_PRIVATE_KEY_FILE: {
+    schema: z.string().min(1),
+    help: 'FHIR_AUTH=smart-backend: the signing key, PKCS#8 PEM or JWK, RSA (RS384) or EC P-384 (ES384); its public half registered with the server.',
+  },
+  FHIR_SCOPES: {
+    schema: z.string().regex(/^[\x21-\x7e]+( [\x21-\x7e]+)*$/, 'must be scopes separated by single spaces'),
+    help: 'FHIR_AUTH=smart-backend: SMART v2 scopes asked for, e.g. "system/Patient.rs system/Observation.rs"; tools the grant does not cover are not offered.',
+  },
+  FHIR_TOKEN_URL: {
+    schema: z.url({ protocol: /^https?$/ }),
+    help: 'FHIR_AUTH=smart-backend: the token endpoint. Unset: read from <FHIR_BASE_URL>/.well-known/smart-configuration.',
+  },
+  TOOL_RESULT_MAX_TOKENS: {
+    schema: int(200, 1_000_000),
+    default: '2000',
+    help: 'Token budget of one tool result; past it a search keeps the newest results, says how many were left out, and returns a continuation.',
+  },
   FHIR_WRITE_TOOLS: {
     schema: bool,
     default: 'false',
@@ -247,9 +272,20 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   if (apiKeys.length === 0 && !isLoopbackHost(parsed.HOST)) {
     throw new ConfigError(`invalid API_KEYS: required when HOST=${parsed.HOST} is not a loopback address`);
   }
+  checkSmartBackend(parsed);
   const upstreamModel = parsed.UPSTREAM_MODEL ?? parsed.MODEL_ID.split('/').slice(1).join('/');
   const authEnabled = apiKeys.length > 0;
   return { ...parsed, API_KEYS: keys, apiKeys, auditSink: authEnabled ? (parsed.AUDIT_SINK ?? 'file') : 'off', upstreamModel, authEnabled };
+}
+
+/** FHIR_AUTH=smart-backend needs its four variables, and excludes a static header. */
+function checkSmartBackend(p: Parsed): void {
+  if (p.FHIR_AUTH !== 'smart-backend') return;
+  for (const name of ['FHIR_BASE_URL', 'FHIR_CLIENT_ID', 'FHIR_PRIVATE_KEY_FILE', 'FHIR_SCOPES'] as const) {
+    if (p[name] === undefined) throw new ConfigError(`invalid ${name}: required with FHIR_AUTH=smart-backend`);
+  }
+  if (p.FHIR_AUTH_HEADER !== undefined)
+    throw new ConfigError('invalid FHIR_AUTH_HEADER: not with FHIR_AUTH=smart-backend (tokens are fetched)');
 }
 
 function readApiKeysFile(path: string | undefined, plain: ApiKeyEntry[]): ApiKeyEntry[] {

@@ -77,6 +77,8 @@ describe('GET /ready', () => {
       },
     });
     try {
+      // The gateway reads the CapabilityStatement once at boot (search capabilities); /ready asks once more.
+      expect(fhir.requests.map((r) => r.url)).toEqual(['/fhir/metadata']);
       const res = await fetch(`${gw.baseUrl}/ready`);
       const text = await res.text();
       expect(res.status).toBe(503);
@@ -87,7 +89,7 @@ describe('GET /ready', () => {
           fhir: { status: 'failing', detail: 'GET /metadata answered HTTP 500' },
         },
       });
-      expect(fhir.requests.map((r) => r.url)).toEqual(['/fhir/metadata']);
+      expect(fhir.requests.map((r) => r.url)).toEqual(['/fhir/metadata', '/fhir/metadata']);
       for (const secret of ['hunter2', SECRET_KEY, 'fhir-secret', 'http://']) expect(text).not.toContain(secret);
     } finally {
       await gw.close();

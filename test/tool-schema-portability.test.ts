@@ -129,12 +129,14 @@ const SAMPLES: Record<string, Args[]> = {
       gender: 'male',
       count: 10,
       raw: false,
+      continuation: 'eyJ2IjoxfQ',
     },
   ],
   read_resource: [
     { resourceType: 'Patient', id: 'S1000001' },
     { resourceType: 'Observation', id: 'obs-S1000002-0019', raw: true },
   ],
+  find_codes: [{ resourceType: 'Observation', text: 'potassium' }],
   search_observations: [
     { patient: 'S1000001', code: 'http://loinc.org|2823-3' },
     { patient: 'S1000001', category: 'Routine Vital Signs', text: 'heart rate' },
@@ -147,10 +149,19 @@ const SAMPLES: Record<string, Args[]> = {
       date_to: '2024-03-01T08:00:00Z',
       count: 2,
       raw: true,
+      continuation: 'eyJ2IjoxfQ',
     },
   ],
   search_conditions: [
-    { patient: 'S1000001', clinical_status: 'active', code: 'http://snomed.info/sct|44054006', text: 'diabetes', count: 50, raw: false },
+    {
+      patient: 'S1000001',
+      clinical_status: 'active',
+      code: 'http://snomed.info/sct|44054006',
+      text: 'diabetes',
+      count: 50,
+      raw: false,
+      continuation: 'eyJ2IjoxfQ',
+    },
   ],
   search_medication_requests: [
     { patient: 'S1000001', status: 'active' },
@@ -164,6 +175,7 @@ const SAMPLES: Record<string, Args[]> = {
       date_to: '2024-12',
       count: 200,
       raw: false,
+      continuation: 'eyJ2IjoxfQ',
     },
   ],
   search_procedures: [
@@ -176,12 +188,25 @@ const SAMPLES: Record<string, Args[]> = {
       date_to: '2100-01-01',
       count: 1,
       raw: false,
+      continuation: 'eyJ2IjoxfQ',
     },
   ],
   search_encounters: [
-    { patient: 'S1000001', status: 'finished', class: 'AMB', date_from: '2024-01-01', date_to: '2100-01-01', count: 20, raw: false },
+    {
+      patient: 'S1000001',
+      status: 'finished',
+      class: 'AMB',
+      date_from: '2024-01-01',
+      date_to: '2100-01-01',
+      count: 20,
+      raw: false,
+      continuation: 'eyJ2IjoxfQ',
+    },
   ],
-  search_allergies: [{ patient: 'S1000001' }, { patient: 'S1000001', clinical_status: 'active', code: 'Peanut', count: 200, raw: true }],
+  search_allergies: [
+    { patient: 'S1000001' },
+    { patient: 'S1000001', clinical_status: 'active', code: 'Peanut', count: 200, raw: true, continuation: 'eyJ2IjoxfQ' },
+  ],
   search_immunizations: [
     {
       patient: 'S1000001',
@@ -191,6 +216,7 @@ const SAMPLES: Record<string, Args[]> = {
       date_to: '2024-12-31',
       count: 50,
       raw: false,
+      continuation: 'eyJ2IjoxfQ',
     },
   ],
   search_diagnostic_reports: [
@@ -203,6 +229,57 @@ const SAMPLES: Record<string, Args[]> = {
       date_to: '2100-01-01',
       count: 20,
       raw: false,
+      continuation: 'eyJ2IjoxfQ',
+    },
+  ],
+  search_medication_administrations: [
+    { patient: 'S1000001' },
+    {
+      patient: 'S1000001',
+      name: 'heparin',
+      code: 'http://example.org/formulary|HEPA5',
+      status: 'completed',
+      date_from: '2023',
+      date_to: '2024-12',
+      count: 200,
+      raw: false,
+      continuation: 'eyJ2IjoxfQ',
+    },
+  ],
+  search_medication_dispenses: [
+    {
+      patient: 'S1000001',
+      name: 'heparin',
+      code: 'Heparin',
+      status: 'completed',
+      prescription: 'mr-1',
+      count: 20,
+      raw: false,
+      continuation: 'eyJ2IjoxfQ',
+    },
+  ],
+  search_medication_statements: [
+    {
+      patient: 'S1000001',
+      name: 'aspirin',
+      code: 'http://hl7.org/fhir/sid/ndc|00000000000',
+      status: 'unknown',
+      date_from: '2023',
+      date_to: '2024-12',
+      count: 20,
+      raw: false,
+      continuation: 'eyJ2IjoxfQ',
+    },
+  ],
+  search_specimens: [
+    {
+      patient: 'S1000001',
+      type: 'BLOOD CULTURE',
+      date_from: '2023',
+      date_to: '2024-12',
+      count: 20,
+      raw: false,
+      continuation: 'eyJ2IjoxfQ',
     },
   ],
   record_observation: [

@@ -1,48 +1,34 @@
 // One search tool = a resource type, a zod input and a mapping to FHIR search parameters. Paging, counts,
-// summaries and error handling are the same for all of them, so they live here once.
+// summaries, the result's token budget, continuations and error handling are the same for all of them, so they
+// live here once.
 import type { Resource } from '@medplum/fhirtypes';
-import { type z } from 'zod';
+import { z } from 'zod';
 import type { SearchParams, SearchResult } from '../src/fhir/fhir-client.ts';
+import { decodeContinuation, encodeContinuation } from './continuation-handle.ts';
 import { referenceNames, type ReferenceNames } from './reference-names.ts';
-import { searchResultContent } from './search-result-content.ts';
-import { toolErrorResult } from './tool-error-result.ts';
+import { searchByDrugName } from './search-by-drug-name.ts';
+import { declaredParams } from './search-capabilities.ts';
+import { searchResultContent, type SearchContent } from './search-result-content.ts';
+import { toolErrorResult, toolFailure } from './tool-error-result.ts';
+import { DEFAULT_RESULT_MAX_TOKENS, fitToBudget } from './tool-result-budget.ts';
 import { defineTool, type ToolContext, type ToolDefinition } from './tool.ts';
 
-type SearchInput = { count: number; raw: boolean };
+type SearchInput = { count: number; raw: boolean; continuation?: string };
 
-/** A name filter looks at this many of the newest matches at most, this many per page. */
-const NAME_SCAN = 1000;
-const NAME_PAGE = 200;
+/** Largest page asked of a server when a continuation starts deep into the matches. */
+const MAX_PAGE = 1000;
 
-const fold = (s: string) =>
-  s
-    .normalize('NFD')
-    .replace(/[\u0300-\u036f]/g, '')
-    .toLowerCase();
+const continuationField = () =>
+  z
+    .string()
+    .min(1)
+    .max(4000)
+    .describe(
+      'The "continuation" of a previous result of this tool, for the matches after those it showed (its other arguments are reused)',
+    )
+    .optional();
 
-/** Keeps the results whose name contains `text`; counts stay honest about what was scanned. */
-function filterByName(
-  result: SearchResult,
-  text: string,
-  nameOf: (r: Resource, names: ReferenceNames) => string | undefined,
-  names: ReferenceNames,
-  count: number,
-): { result: SearchResult; note?: string } {
-  const wanted = fold(text);
-  const kept = result.resources.filter((r) => fold(nameOf(r, names) ?? '').includes(wanted));
-  const scannedAll = !result.truncated;
-  return {
-    result: {
-      ...result,
-      resources: kept.slice(0, count),
-      total: scannedAll ? kept.length : undefined,
-      truncated: kept.length > count || !scannedAll,
-    },
-    note: scannedAll ? undefined : `Only the newest ${result.resources.length} were searched by name; narrow the dates to see older ones.`,
-  };
-}
-
-export function defineSearchTool<S extends z.ZodObject>(def: {
+export interface SearchToolDef<S extends z.ZodObject> {
   name: string;
   description: string;
   resourceType: string;
@@ -54,40 +40,112 @@ export function defineSearchTool<S extends z.ZodObject>(def: {
   iterate?: string[];
   /** Reference types summaries show by name (e.g. Medication); what the server did not include is read in one batch. */
   nameReferences?: string[];
-  /** A filter by name the server cannot do (a referenced Medication's name): the text asked for, and a result's name. */
-  nameFilter?: { text: (input: z.infer<S>) => string | undefined; nameOf: (r: Resource, names: ReferenceNames) => string | undefined };
-}): ToolDefinition<S> {
+  /** A search by drug name (search-by-drug-name.ts): the text asked for, a result's name and its date. */
+  nameFilter?: {
+    text: (input: z.infer<S>) => string | undefined;
+    nameOf: (r: Resource, names: ReferenceNames) => string | undefined;
+    dateOf: (r: Resource) => string | undefined;
+  };
+}
+
+export function defineSearchTool<S extends z.ZodObject>(def: SearchToolDef<S>): ToolDefinition<S> {
   const countShape = def.inputSchema.shape.count as z.ZodDefault<z.ZodNumber> | undefined;
   const maxCount = countShape?.unwrap().maxValue ?? 100;
+  const inputSchema = def.inputSchema.extend({ continuation: continuationField() }) as unknown as S;
   return defineTool({
     name: def.name,
     description: def.description,
-    inputSchema: def.inputSchema,
+    inputSchema,
     write: false,
-    async execute(input, ctx) {
-      const { count, raw } = input as z.infer<S> & SearchInput;
+    resourceTypes: [def.resourceType],
+    searchParameters: parametersOf(def),
+    async execute(given, ctx) {
+      let input = given as z.infer<S> & SearchInput;
+      let skip = 0;
+      if (input.continuation) {
+        const handle = decodeContinuation(input.continuation, def.name);
+        const args = handle && def.inputSchema.safeParse(handle.args);
+        if (!handle || !args?.success)
+          return toolFailure('invalid_arguments', `"continuation" is not one ${def.name} returned; leave it out to start again`);
+        input = args.data as z.infer<S> & SearchInput;
+        skip = handle.skip;
+      }
+      const { count, raw } = input;
       const nameText = def.nameFilter?.text(input);
       try {
-        const params: SearchParams = {
-          ...def.toParams(input, ctx),
-          ...(def.include ? { _include: def.include } : {}),
-          ...(def.iterate ? { '_include:iterate': def.iterate } : {}),
-          _count: nameText ? NAME_PAGE : count,
-          _total: 'accurate',
+        const declared = declaredParams(def.resourceType, def.toParams(input, ctx), ctx.searchCapabilities);
+        const params = declared.params;
+        const unapplied = declared.dropped.length
+          ? `This FHIR server cannot search ${def.resourceType} by ${declared.dropped.join(', ')}; those filters were not applied.`
+          : undefined;
+        let found: SearchResult;
+        let names: ReferenceNames | undefined;
+        let note: string | undefined;
+        if (nameText && def.nameFilter) {
+          ({
+            result: found,
+            names,
+            note,
+          } = await searchByDrugName(
+            {
+              resourceType: def.resourceType,
+              params,
+              include: def.include,
+              iterate: def.iterate,
+              text: nameText,
+              nameOf: def.nameFilter.nameOf,
+              dateOf: def.nameFilter.dateOf,
+            },
+            ctx,
+          ));
+        } else {
+          found = await ctx.fhir.searchResources<Resource>(
+            def.resourceType,
+            {
+              ...params,
+              ...(def.include ? { _include: def.include } : {}),
+              ...(def.iterate ? { '_include:iterate': def.iterate } : {}),
+              _count: Math.min(MAX_PAGE, skip + count),
+              _total: 'accurate',
+            },
+            { signal: ctx.signal, onTrace: ctx.onTrace, maxResults: skip + count },
+          );
+        }
+        const page = found.resources.slice(skip, skip + count);
+        const more = found.resources.length > skip + count || found.truncated;
+        const pageResult = { ...found, resources: page, truncated: more };
+        if (!raw && def.nameReferences && !names) names = await referenceNames(pageResult, def.nameReferences, ctx);
+        const budget = ctx.resultMaxTokens ?? DEFAULT_RESULT_MAX_TOKENS;
+        const build = (k: number): SearchContent => {
+          const content = searchResultContent(
+            { ...pageResult, resources: page.slice(0, k), truncated: more || k < page.length },
+            { raw, max: maxCount, names, offset: skip },
+          );
+          const next =
+            more || k < page.length ? encodeContinuation({ tool: def.name, args: withoutContinuation(input), skip: skip + k }) : undefined;
+          const left = k < page.length ? `${page.length - k} more of this page did not fit the ${budget}-token budget. ` : '';
+          const notes = [content.note, note, unapplied, next ? `${left}Pass "continuation" for the next results.` : ''].filter(Boolean);
+          return { ...content, ...(notes.length ? { note: notes.join(' ') } : {}), ...(next ? { continuation: next } : {}) };
         };
-        const found = await ctx.fhir.searchResources<Resource>(def.resourceType, params, {
-          signal: ctx.signal,
-          onTrace: ctx.onTrace,
-          maxResults: nameText ? NAME_SCAN : count,
-        });
-        const names = (!raw || nameText) && def.nameReferences ? await referenceNames(found, def.nameReferences, ctx) : undefined;
-        const { result, note } =
-          nameText && def.nameFilter ? filterByName(found, nameText, def.nameFilter.nameOf, names ?? new Map(), count) : { result: found };
-        const content = searchResultContent(result, { raw, max: maxCount, names });
-        return { ok: true, content: note ? { ...content, note: [content.note, note].filter(Boolean).join(' ') } : content };
+        return { ok: true, content: fitToBudget({ n: page.length, budget, build, ctx }).content };
       } catch (err) {
         return toolErrorResult(err, ctx);
       }
     },
   });
+}
+
+/** Every parameter `toParams` can send: called once with every input present (a string stands in for each). */
+function parametersOf<S extends z.ZodObject>(def: SearchToolDef<S>): string[] {
+  const every = new Proxy({}, { get: (_t, key) => (key === 'then' ? undefined : '1') }) as z.infer<S>;
+  try {
+    return Object.keys(def.toParams(every, { now: () => new Date(0) } as ToolContext));
+  } catch {
+    return [];
+  }
+}
+
+function withoutContinuation(input: SearchInput): Record<string, unknown> {
+  const { continuation: _c, ...rest } = input;
+  return rest;
 }

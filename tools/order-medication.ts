@@ -22,6 +22,7 @@ export const orderMedication = defineTool({
     note: z.string().min(1).max(1000).describe('Free-text note to the pharmacist or nurse').optional(),
   }),
   write: true,
+  resourceTypes: ['MedicationRequest'],
   execute: (input, ctx) =>
     writeResource(
       'order_medication',

@@ -27,6 +27,7 @@ export const orderService = defineTool({
     occurrence_date_time: dateTimeField('When it should happen').optional(),
   }),
   write: true,
+  resourceTypes: ['ServiceRequest'],
   execute: (input, ctx) =>
     writeResource(
       'order_service',

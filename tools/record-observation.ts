@@ -59,6 +59,7 @@ export const recordObservation = defineTool({
     'Writes to the record; only available when writes are enabled. Retrying the same call never duplicates it.',
   inputSchema: schema,
   write: true,
+  resourceTypes: ['Observation'],
   execute: (input, ctx) =>
     writeResource(
       'record_observation',

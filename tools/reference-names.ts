@@ -5,10 +5,11 @@
 import type { Medication, Resource } from '@medplum/fhirtypes';
 import { collectReferences } from '../src/fhir/collect-references.ts';
 import type { SearchResult } from '../src/fhir/fhir-client.ts';
+import { medicationCodeNames } from './medication-code-names.ts';
+import { medicationName, type ReferenceNames } from './medication-name.ts';
 import type { ToolContext } from './tool.ts';
 
-/** `Type/id` → a human-readable name. */
-export type ReferenceNames = ReadonlyMap<string, string>;
+export type { ReferenceNames } from './medication-name.ts';
 
 const BATCH = 100;
 const keyOf = (r: Resource) => `${r.resourceType}/${r.id}`;
@@ -21,25 +22,6 @@ function referencesTo(resources: unknown[], types: ReadonlySet<string>): Set<str
     if (m && types.has(m[1])) out.add(`${m[1]}/${m[2]}`);
   }
   return out;
-}
-
-/**
- * A medication's name: its text, a coding's display, or the code of a name system (MIMIC files drug names as
- * codes of `…/mimic-medication-name`); a mix is its ingredients' names joined with " + ".
- */
-export function medicationName(m: Medication, names: ReferenceNames = new Map()): string | undefined {
-  const codings = m.code?.coding ?? [];
-  const own =
-    m.code?.text ?? codings.find((c) => c.display)?.display ?? codings.find((c) => c.code && /medication-name$/.test(c.system ?? ''))?.code;
-  if (own) return own;
-  const parts = (m.ingredient ?? []).map(
-    (i) =>
-      i.itemCodeableConcept?.text ??
-      i.itemCodeableConcept?.coding?.find((c) => c.display)?.display ??
-      names.get(i.itemReference?.reference ?? ''),
-  );
-  if (parts.length && parts.every(Boolean)) return parts.join(' + ');
-  return m.identifier?.find((i) => i.value)?.value ?? codings.find((c) => c.code)?.code;
 }
 
 function nameOf(r: Resource, names: ReferenceNames): string | undefined {
@@ -108,5 +90,6 @@ export async function referenceNames(result: SearchResult, types: readonly strin
     const name = nameOf(r, names);
     if (name) names.set(keyOf(r), name);
   }
+  if (typeSet.has('Medication')) await medicationCodeNames(result.resources, names, ctx);
   return names;
 }

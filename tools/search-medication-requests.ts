@@ -2,6 +2,7 @@ import type { MedicationRequest } from '@medplum/fhirtypes';
 import { z } from 'zod';
 import { defineSearchTool } from './define-search-tool.ts';
 import { orderedMedication } from './summarize-resource.ts';
+import { drugName } from './summary-parts.ts';
 import { countField, dateRange, patientField, patientReference, rawField, tokenField, dateWindow } from './tool-fields.ts';
 
 export const searchMedicationRequests = defineSearchTool({
@@ -24,7 +25,7 @@ export const searchMedicationRequests = defineSearchTool({
       .string()
       .min(1)
       .max(100)
-      .describe('Drug name or part of it, e.g. "heparin" (any case; matched against the drug names the results show)')
+      .describe('Drug name or part of it, e.g. "heparin" (any case): every order of a drug whose name contains it, across all pages')
       .optional(),
     ...dateWindow('orders authored'),
     count: countField(50, 200),
@@ -42,12 +43,10 @@ export const searchMedicationRequests = defineSearchTool({
   include: ['MedicationRequest:medication'],
   iterate: ['Medication:ingredient'],
   nameReferences: ['Medication'],
-  // Servers cannot search a referenced Medication's name, so the name is matched here, on the names resolved above.
+  // Servers cannot search a referenced Medication's name: the Medications are found by name first, then their orders.
   nameFilter: {
     text: (i) => i.name,
-    nameOf: (r, names) => {
-      const m = orderedMedication(r as MedicationRequest, names);
-      return typeof m === 'object' ? (m.display as string | undefined) : m;
-    },
+    nameOf: (r, names) => drugName(orderedMedication(r as MedicationRequest, names)),
+    dateOf: (r) => (r as MedicationRequest).authoredOn,
   },
 });

@@ -1,8 +1,6 @@
 // Compact, model-friendly views of FHIR resources: the fields a clinician would read first, nothing else.
 import type {
   AllergyIntolerance,
-  CodeableConcept,
-  Coding,
   Condition,
   DiagnosticReport,
   Encounter,
@@ -12,92 +10,43 @@ import type {
   Observation,
   Patient,
   Procedure,
-  Quantity,
-  Reference,
   Resource,
   ServiceRequest,
 } from '@medplum/fhirtypes';
 
-import { medicationName, type ReferenceNames } from './reference-names.ts';
-
-type Summary = Record<string, unknown>;
-
-const codingText = (c: Coding) => (c.system ? `${c.system}|${c.code ?? ''}` : (c.code ?? ''));
-
-/** First coding as `system|code` plus a display; every coding only when there are several. */
-function conceptSummary(cc: CodeableConcept | undefined): Summary | undefined {
-  if (!cc) return undefined;
-  const codings = (cc.coding ?? []).filter((c) => c.code);
-  // MIMIC writes drug names as codes of a name system (…/mimic-medication-name), with no display. SNOMED's semantic
-  // tag ("… (procedure)") says nothing a reader needs.
-  const display = (cc.text ?? codings.find((c) => c.display)?.display ?? codings.find((c) => /-name$/.test(c.system ?? ''))?.code)?.replace(
-    / \((procedure|disorder|finding|situation|observable entity|regime\/therapy)\)$/,
-    '',
-  );
-  return prune({
-    code: codings[0] ? codingText(codings[0]) : undefined,
-    display,
-    codes: codings.length > 1 ? codings.map(codingText) : undefined,
-  });
-}
-
-const statusOf = (cc: CodeableConcept | undefined) => cc?.coding?.find((c) => c.code)?.code ?? cc?.text;
-const quantity = (q: Quantity | undefined) => (q?.value === undefined ? undefined : prune({ value: q.value, unit: q.unit ?? q.code }));
-
-function prune(o: Summary): Summary {
-  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined && !(Array.isArray(v) && v.length === 0)));
-}
-
-type ObservationValue = Pick<
-  Observation,
-  | 'valueQuantity'
-  | 'valueString'
-  | 'valueCodeableConcept'
-  | 'valueBoolean'
-  | 'valueInteger'
-  | 'valueDateTime'
-  | 'valueTime'
-  | 'valuePeriod'
-  | 'valueRange'
-  | 'valueRatio'
->;
-
-function observationValue(o: ObservationValue): unknown {
-  if (o.valueQuantity) return quantity(o.valueQuantity);
-  if (o.valueString !== undefined) return o.valueString;
-  if (o.valueCodeableConcept) return conceptSummary(o.valueCodeableConcept)?.display ?? statusOf(o.valueCodeableConcept);
-  if (o.valueBoolean !== undefined) return o.valueBoolean;
-  if (o.valueDateTime !== undefined) return o.valueDateTime;
-  if (o.valueTime !== undefined) return o.valueTime;
-  if (o.valuePeriod) return prune({ start: o.valuePeriod.start, end: o.valuePeriod.end });
-  if (o.valueRange) return prune({ low: quantity(o.valueRange.low), high: quantity(o.valueRange.high) });
-  if (o.valueRatio) return prune({ numerator: quantity(o.valueRatio.numerator), denominator: quantity(o.valueRatio.denominator) });
-  return o.valueInteger;
-}
-
-/** A referenced resource by name where one is known, keeping the reference (ids matter to the next tool call). */
-function referenced(ref: Reference | undefined, names: ReferenceNames): Summary | string | undefined {
-  if (!ref?.reference) return ref?.display;
-  const name = ref.display ?? names.get(ref.reference.replace(/^.*\/([A-Z][A-Za-z]+\/[^/]+)$/, '$1'));
-  return name ? { display: name, reference: ref.reference } : ref.reference;
-}
-
-/** Identifiers as "<last segment of the system> <value>", e.g. MIMIC's "encounter-hosp 2xxxxxxx" (an admission, hadm_id). */
-function identifierText(ids: Array<{ system?: string; value?: string }> | undefined): string | undefined {
-  const parts = (ids ?? []).filter((i) => i.value).map((i) => `${i.system?.split('/').pop() ?? ''} ${i.value}`.trim());
-  return parts.length ? parts.join(', ') : undefined;
-}
-
-/** The id of a reference whose type the field name says (`encounter`, `partOf`): read_resource takes it as is. */
-const idOf = (ref: Reference | undefined) => ref?.reference?.split('/').pop();
-
-const noteText = (notes: Array<{ text?: string }> | undefined) => notes?.map((n) => n.text).filter(Boolean);
+import { medicationName, type ReferenceNames } from './medication-name.ts';
+import { medicationUseSummarizers } from './medication-use-summaries.ts';
+import {
+  conceptSummary,
+  identifierText,
+  idOf,
+  noteText,
+  observationValue,
+  prune,
+  quantity,
+  referenced,
+  statusOf,
+  type Summary,
+} from './summary-parts.ts';
 
 /** An order's drug as its summary shows it: the coded concept, or the referenced Medication by name. */
 export const orderedMedication = (m: MedicationRequest, names: ReferenceNames) =>
-  conceptSummary(m.medicationCodeableConcept) ?? referenced(m.medicationReference, names);
+  conceptSummary(m.medicationCodeableConcept, names) ?? referenced(m.medicationReference, names);
+
+/** What a summary says when the record has neither a value nor a reason for its absence. */
+const NOT_STATED = 'not stated (the record has no value and no reason)';
+
+type Component = NonNullable<Observation['component']>[number];
+function valueOrWhyNot(c: Component): Summary {
+  const value = observationValue(c);
+  if (value !== undefined) return { value };
+  return { dataAbsentReason: statusOf(c.dataAbsentReason) ?? NOT_STATED };
+}
+
+const hasNoResult = (o: Observation) => observationValue(o) === undefined && !o.component?.length && !o.hasMember?.length;
 
 const summarizers: Record<string, (r: never, names: ReferenceNames) => Summary> = {
+  ...medicationUseSummarizers,
   Patient: (p: Patient) => {
     const name = p.name?.find((n) => n.use === 'official') ?? p.name?.[0];
     return {
@@ -112,8 +61,12 @@ const summarizers: Record<string, (r: never, names: ReferenceNames) => Summary> 
     date: o.effectiveDateTime ?? o.effectivePeriod?.start ?? o.effectiveInstant ?? o.issued,
     ...conceptSummary(o.code),
     value: observationValue(o),
-    components: o.component?.map((c) => prune({ ...conceptSummary(c.code), value: observationValue(c) })),
-    dataAbsentReason: statusOf(o.dataAbsentReason),
+    components: o.component?.map((c) => prune({ ...conceptSummary(c.code), ...valueOrWhyNot(c) })),
+    dataAbsentReason: statusOf(o.dataAbsentReason) ?? (hasNoResult(o) ? NOT_STATED : undefined),
+    // Microbiology: a test's organisms, an organism's susceptibilities (hasMember), and what each came from.
+    hasMember: o.hasMember?.map((m) => m.reference).filter(Boolean),
+    derivedFrom: o.derivedFrom?.map((m) => m.reference).filter(Boolean),
+    specimen: idOf(o.specimen),
     interpretation: o.interpretation?.map(statusOf).filter(Boolean),
     status: o.status,
     category: o.category?.map(statusOf).filter(Boolean),

@@ -11,6 +11,10 @@ export interface ToolDefinition<S extends z.ZodObject = z.ZodObject> {
   inputSchema: S;
   /** Write tools are offered and executed only when writes are enabled. */
   write: boolean;
+  /** The FHIR types it reads, searches or writes; a server's grant must cover them for it to be offered. */
+  resourceTypes?: readonly string[];
+  /** A search tool's FHIR search parameters, whichever of its inputs are given; checked against the server's. */
+  searchParameters?: readonly string[];
   execute(input: z.infer<S>, ctx: ToolContext): Promise<ToolResult>;
 }
 

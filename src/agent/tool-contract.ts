@@ -17,6 +17,12 @@ export interface ToolContext {
    */
   idempotencyScope?: string;
   onTrace?: (trace: FhirRequestTrace) => void;
+  /** Token budget of one tool result (TOOL_RESULT_MAX_TOKENS); past it a search result pages with a continuation. */
+  resultMaxTokens?: number;
+  /** The model's tokenizer when it runs in process; otherwise tokens are estimated from characters. */
+  countTokens?: (text: string) => number;
+  /** Resource type → the search parameters the FHIR server declares (its CapabilityStatement); unset = send all. */
+  searchCapabilities?: ReadonlyMap<string, ReadonlySet<string>>;
 }
 
 export interface WrittenResource {

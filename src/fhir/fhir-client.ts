@@ -1,5 +1,5 @@
 // The FHIR client contract. Types only: tools and the agent loop depend on this, never on Medplum directly.
-import type { Bundle, OperationOutcome, Resource } from '@medplum/fhirtypes';
+import type { Bundle, CapabilityStatement, OperationOutcome, Resource } from '@medplum/fhirtypes';
 
 /** Raw search values; the client encodes them, so no value can add parameters or change the host. */
 export type SearchParams = Record<string, string | number | Array<string | number> | undefined>;
@@ -50,6 +50,8 @@ export interface FhirClient {
   createResource<T extends Resource = Resource>(resource: T, options?: CreateOptions): Promise<T>;
   /** POST a transaction or batch bundle to the base URL. */
   executeBatch(bundle: Bundle, options?: FhirCallOptions): Promise<Bundle>;
+  /** GET <base>/metadata; optional, as wrappers (a caller's scoped view) need not offer it. */
+  readCapabilityStatement?(options?: FhirCallOptions): Promise<CapabilityStatement>;
 }
 
 /** The FHIR edge's one error currency: an HTTP status plus the server's OperationOutcome. */

@@ -12,7 +12,7 @@ import {
   serverError,
   type MedplumRequestOptions,
 } from '@medplum/core';
-import type { Bundle, Resource, ResourceType } from '@medplum/fhirtypes';
+import type { Bundle, CapabilityStatement, Resource, ResourceType } from '@medplum/fhirtypes';
 import pRetry from 'p-retry';
 import {
   FhirError,
@@ -27,12 +27,15 @@ import {
 import { assertResourceId, assertResourceType, encodeSearchParams } from './fhir-request-guards.ts';
 import { parseRetryAfter } from '../shared/parse-retry-after.ts';
 import { MAX_RETRY_AFTER_MS, isNetworkFailure, isRetryableFailure } from './fhir-retry-policy.ts';
+import { FhirAuthError, type FhirAuth } from './smart/fhir-auth.ts';
 
 export interface MedplumFhirClientOptions {
   /** The FHIR base, e.g. `http://localhost:8080/fhir`. */
   baseUrl: string;
   /** Sent with every request, e.g. `{ authorization: 'Bearer …' }`. */
   headers?: Record<string, string>;
+  /** Authorises each request with a token it fetches and renews (SMART Backend Services); a 401 renews it once. */
+  auth?: FhirAuth;
   fetch?: typeof fetch;
   /** Per HTTP exchange. Default 15000. */
   timeoutMs?: number;
@@ -83,6 +86,7 @@ export function createMedplumFhirClient(opts: MedplumFhirClientOptions): FhirCli
   const innerFetch = opts.fetch ?? globalThis.fetch;
   const waitFor = opts.sleep ?? sleep;
   const attempts = new WeakMap<AbortSignal, Attempt>();
+  const auth = opts.auth;
 
   const observedFetch = async (url: string, init: RequestInit = {}): Promise<Response> => {
     const attempt = init.signal ? attempts.get(init.signal) : undefined;
@@ -90,11 +94,23 @@ export function createMedplumFhirClient(opts: MedplumFhirClientOptions): FhirCli
     const started = clock();
     const trace = (status: number) => attempt?.onTrace?.({ method, url, status, duration_ms: Math.round(clock() - started) });
     let response: Response;
+    let authorization: string | undefined;
+    // Only what a FHIR exchange needs: injected fetches (in-process servers, recorders) need not know cache modes.
+    const send = async () => {
+      const headers = auth ? { ...headerRecord(init.headers), authorization: (authorization = await auth.authorization()) } : init.headers;
+      return innerFetch(url, { method, headers, body: init.body, signal: init.signal, redirect: 'manual' });
+    };
     try {
-      // Only what a FHIR exchange needs: injected fetches (in-process servers, recorders) need not know cache modes.
-      response = await innerFetch(url, { method, headers: init.headers, body: init.body, signal: init.signal, redirect: 'manual' });
+      response = await send();
+      // A token the server no longer takes (revoked, expired early): one fresh token, one more try.
+      if (response.status === 401 && auth && authorization) {
+        trace(401);
+        await response.body?.cancel().catch(() => {});
+        auth.invalidate(authorization);
+        response = await send();
+      }
     } catch (err) {
-      trace(0);
+      trace(err instanceof FhirAuthError ? 502 : 0);
       throw err;
     }
     if (attempt) {
@@ -165,7 +181,11 @@ export function createMedplumFhirClient(opts: MedplumFhirClientOptions): FhirCli
           factor: 2,
           signal: caller,
           shouldRetry: ({ error }) =>
-            !caller?.aborted && !last.redirected && isRetryableFailure(error, idempotent) && (last.retryAfterMs ?? 0) <= MAX_RETRY_AFTER_MS,
+            !caller?.aborted &&
+            !last.redirected &&
+            !(error instanceof FhirAuthError) &&
+            isRetryableFailure(error, idempotent) &&
+            (last.retryAfterMs ?? 0) <= MAX_RETRY_AFTER_MS,
           onFailedAttempt: async ({ error, retriesLeft }) => {
             const wait = last.retryAfterMs;
             if (!wait || retriesLeft <= 0 || wait > MAX_RETRY_AFTER_MS || !isRetryableFailure(error, idempotent)) return;
@@ -272,7 +292,20 @@ export function createMedplumFhirClient(opts: MedplumFhirClientOptions): FhirCli
     return value as Bundle;
   }
 
-  return { baseUrl, readResource, searchResources, createResource, executeBatch };
+  async function readCapabilityStatement(options?: FhirCallOptions): Promise<CapabilityStatement> {
+    const { value } = await exchange((o) => medplum.get<CapabilityStatement>(`${baseUrl}/metadata`, o), options, true);
+    if (!isResourceOf(value, 'CapabilityStatement')) throw badGateway('Expected a CapabilityStatement from GET /metadata');
+    return value as CapabilityStatement;
+  }
+
+  return { baseUrl, readResource, searchResources, createResource, executeBatch, readCapabilityStatement };
+}
+
+/** Medplum passes a plain record; anything else is copied into one. */
+function headerRecord(h: RequestInit['headers']): Record<string, string> {
+  const out: Record<string, string> = {};
+  new Headers(h).forEach((v, k) => (out[k] = v));
+  return out;
 }
 
 function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {

@@ -5,7 +5,16 @@
 // start (the ongoing-encounter case as HAPI orders it) and Patient/$everything paged. Every expectation is
 // computed from the generated resources, not from either server.
 import { randomUUID } from 'node:crypto';
-import type { Bundle, Encounter, Medication, MedicationRequest, Observation, Resource } from '@medplum/fhirtypes';
+import type {
+  Bundle,
+  Encounter,
+  Medication,
+  MedicationAdministration,
+  MedicationRequest,
+  Observation,
+  Resource,
+  Specimen,
+} from '@medplum/fhirtypes';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateMimicDemo } from '../../fixtures/mimic/generate-mimic-demo.ts';
 import type { FhirClient, FhirRequestTrace, SearchResult } from '../../src/fhir/fhir-client.ts';
@@ -16,7 +25,8 @@ export type MimicBackend = { fhir: FhirClient; close(): Promise<void> };
 type Row = Record<string, unknown> & { id: string };
 type Content = { total?: number; returned: number; truncated: boolean; results: Row[] };
 
-const SEED = 7;
+// A seed whose one patient has hundreds of orders, an ordered mix, an unmeasured blood pressure and an organism.
+const SEED = 23;
 const files = generateMimicDemo({ patients: 1, seed: SEED });
 const all = [...files.values()].flat();
 const byKey = new Map(all.map((r) => [`${r.resourceType}/${r.id}`, r]));
@@ -24,12 +34,22 @@ const patientId = files.get('MimicPatient.ndjson.gz')![0].id!;
 const of = <T extends Resource>(type: string) => all.filter((r) => r.resourceType === type) as T[];
 const idOf = (ref: string | undefined) => ref?.split('/').pop();
 
-/** What the summaries should call each drug, straight from the generated resources. */
+/** What the summaries should call each drug, straight from the generated resources (MIMIC's real shapes). */
+const nameIdentifier = (x: Medication) => x.identifier!.find((i) => i.system!.endsWith('/mimic-medication-name'))!.value!;
 function expectedDrug(m: MedicationRequest): string {
   if (m.medicationCodeableConcept) return m.medicationCodeableConcept.coding![0].code!;
   const med = byKey.get(m.medicationReference!.reference!) as Medication;
-  const name = (x: Medication) => x.code!.coding!.find((c) => c.system!.endsWith('medication-name'))!.code!;
-  return med.ingredient ? med.ingredient.map((i) => name(byKey.get(i.itemReference!.reference!) as Medication)).join(' + ') : name(med);
+  return med.ingredient
+    ? med.ingredient.map((i) => nameIdentifier(byKey.get(i.itemReference!.reference!) as Medication)).join(' + ')
+    : nameIdentifier(med);
+}
+
+/** An administration's drug: a name coding's code, or the name of the Medication carrying its formulary code. */
+function expectedAdministered(a: MedicationAdministration): string {
+  const c = a.medicationCodeableConcept!.coding![0];
+  if (c.system!.endsWith('/mimic-medication-name')) return c.code!;
+  const med = of<Medication>('Medication').find((x) => x.identifier?.some((i) => i.system === c.system && i.value === c.code))!;
+  return nameIdentifier(med);
 }
 
 // HAPI FHIR 8.8, measured: _sort=date orders encounters by period start ("low"), an ongoing one (no end) by its
@@ -79,6 +99,8 @@ export function describeMimicToolContract(name: string, setup: () => Promise<Mim
       now: () => new Date('2160-01-01T00:00:00Z'),
       writesEnabled: false,
       callId: `call-${randomUUID()}`,
+      // Whole results: these tests check contents; the budget has its own test.
+      resultMaxTokens: 10_000_000,
       ...over,
     });
     async function ok<T = Content>(tool: string, args: object, over: Partial<ToolContext> = {}): Promise<T> {
@@ -108,7 +130,7 @@ export function describeMimicToolContract(name: string, setup: () => Promise<Mim
       for (const r of content.results) {
         const m = expected.get(r.id)!;
         expect((r.medication as { display: string }).display, r.id).toBe(expectedDrug(m));
-        expect(r.frequency).toBe(m.dosageInstruction![0].timing!.code!.coding![0].code);
+        expect(r.frequency).toBe(m.dosageInstruction?.[0]?.timing?.code?.coding?.[0]?.code);
       }
       // Mixes are named by their ingredients: the fixture has orders for them.
       expect(content.results.some((r) => String((r.medication as { display: string }).display).includes(' + '))).toBe(true);
@@ -137,6 +159,96 @@ export function describeMimicToolContract(name: string, setup: () => Promise<Mim
       expect(traces.length).toBeGreaterThanOrEqual(2);
       expect(traces.length).toBeLessThanOrEqual(3);
       expect(decodeURIComponent(traces[1].url)).toMatch(/\/Medication\?_id=/);
+    });
+
+    it('a name search finds every order of the drug, across pages, however the order names it', async () => {
+      const orders = of<MedicationRequest>('MedicationRequest');
+      // The drug with the most orders both ways (catalogue references and name codings), by a lower-case fragment.
+      const matching = (fragment: string) => orders.filter((m) => expectedDrug(m).toLowerCase().includes(fragment));
+      const both = (list: MedicationRequest[]) => list.some((m) => m.medicationReference) && list.some((m) => m.medicationCodeableConcept);
+      const fragments = [...new Set(orders.map((m) => expectedDrug(m).split(' ')[0].toLowerCase()))].filter((f) => both(matching(f)));
+      const fragment = fragments.sort((a, b) => matching(b).length - matching(a).length)[0];
+      const expected = matching(fragment);
+      expect(expected.length).toBeGreaterThan(7);
+      const seen: string[] = [];
+      let continuation: string | undefined;
+      let content: Content & { continuation?: string };
+      do {
+        content = await ok('search_medication_requests', continuation ? { continuation } : { name: fragment, count: 7 });
+        expect(content.total).toBe(expected.length);
+        seen.push(...content.results.map((r) => r.id));
+        continuation = content.continuation;
+      } while (continuation);
+      expect(seen).toHaveLength(expected.length);
+      expect(new Set(seen)).toEqual(new Set(expected.map((m) => m.id)));
+    });
+
+    it('administrations, dispenses, statements and specimens have search tools that name the drug', async () => {
+      const given = of<MedicationAdministration>('MedicationAdministration');
+      const content = await ok('search_medication_administrations', { count: 200 });
+      expect(content.total).toBe(given.length);
+      const byId = new Map(given.map((a) => [a.id, a]));
+      const ward = content.results.filter((r) => !byId.get(r.id)!.category);
+      expect(ward.length).toBeGreaterThan(0);
+      for (const r of ward) expect((r.medication as { display?: string }).display, r.id).toBe(expectedAdministered(byId.get(r.id)!));
+      for (const [tool, type] of [
+        ['search_medication_dispenses', 'MedicationDispense'],
+        ['search_medication_statements', 'MedicationStatement'],
+        ['search_specimens', 'Specimen'],
+      ] as const) {
+        const found = await ok(tool, { count: 200 });
+        expect(found.total, tool).toBe(of(type).length);
+        if (type !== 'Specimen')
+          for (const r of found.results) expect((r.medication as { display?: string }).display, `${tool} ${r.id}`).toBeTruthy();
+      }
+      const specimens = await ok('search_specimens', { count: 1 });
+      const specimen = byKey.get(`Specimen/${specimens.results[0].id}`) as Specimen;
+      expect(specimens.results[0]).toMatchObject({ date: specimen.collection!.collectedDateTime, code: expect.stringContaining('|') });
+    });
+
+    it('blood-pressure components without values say why; microbiology rows show their links', async () => {
+      const unmeasured = of<Observation>('Observation').find((o) => o.component?.some((c) => !c.valueQuantity))!;
+      expect(unmeasured).toBeDefined();
+      const bp = await ok<Row>('read_resource', { resourceType: 'Observation', id: unmeasured.id });
+      for (const c of bp.components as Row[]) expect(c.dataAbsentReason).toMatch(/not stated/);
+      const org = of<Observation>('Observation').find((o) => o.meta?.profile?.[0].endsWith('micro-org'))!;
+      const summary = await ok<Row>('read_resource', { resourceType: 'Observation', id: org.id });
+      expect(summary.hasMember).toEqual(org.hasMember!.map((m) => m.reference));
+      expect(summary.derivedFrom).toEqual(org.derivedFrom!.map((m) => m.reference));
+      expect(summary.dataAbsentReason).toBeUndefined();
+    });
+
+    it("find_codes finds MIMIC's own lab and microbiology codes by display, with how many records carry them", async () => {
+      const observations = of<Observation>('Observation');
+      const counts = (system: string, code: string) =>
+        observations.filter((o) => o.code.coding?.some((c) => c.system === system && c.code === code)).length;
+      const lab = observations.find((o) => o.code.coding?.[0].system?.endsWith('/mimic-d-labitems'))!.code.coding![0];
+      const micro = observations.find((o) => o.code.coding?.[0].system?.endsWith('/mimic-microbiology-test'))!.code.coding![0];
+      for (const [coding, text] of [
+        [lab, lab.display!.toLowerCase()],
+        [micro, micro.display!.split(' ').pop()!.toLowerCase()],
+      ] as const) {
+        const content = await ok<{ codings: Array<{ code: string; display: string; resources: number }> }>('find_codes', {
+          resourceType: 'Observation',
+          text,
+        });
+        const hit = content.codings.find((c) => c.code === `${coding.system}|${coding.code}`);
+        expect(hit, `${text}: ${JSON.stringify(content)}`).toMatchObject({
+          display: coding.display,
+          resources: counts(coding.system!, coding.code!),
+        });
+      }
+      // A drug administrations code only by formulary code: found through the Medication catalogue's names.
+      const given = of<MedicationAdministration>('MedicationAdministration').find((a) =>
+        a.medicationCodeableConcept?.coding?.[0].system?.endsWith('formulary-drug-cd'),
+      )!;
+      const name = expectedAdministered(given);
+      const drugs = await ok<{ codings: Array<{ code: string; display: string }> }>('find_codes', {
+        resourceType: 'MedicationAdministration',
+        text: name.toLowerCase(),
+      });
+      const formulary = given.medicationCodeableConcept!.coding![0];
+      expect(drugs.codings.find((c) => c.code === `${formulary.system}|${formulary.code}`)?.display).toBe(name);
     });
 
     it('read_resource of an order shows the drug by name', async () => {

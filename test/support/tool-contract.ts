@@ -19,6 +19,10 @@ const READ_FILTERS: Record<string, Record<string, unknown>> = {
   search_allergies: {},
   search_immunizations: {},
   search_diagnostic_reports: { date_from: '1900-01-01', date_to: '2100-01-01' },
+  search_medication_administrations: { date_from: '1900-01-01' },
+  search_medication_dispenses: {},
+  search_medication_statements: {},
+  search_specimens: { date_to: '2100-01-01' },
 };
 
 export function describeToolContract(name: string, setup: () => Promise<ToolBackend | { skip: string }>): void {
@@ -236,6 +240,21 @@ export function describeToolContract(name: string, setup: () => Promise<ToolBack
           { route: { text: 'IV' }, doseAndRate: [{ doseQuantity: { value: 2, unit: 'g' }, rateQuantity: { value: 2, unit: 'h' } }] },
         ],
       });
+    });
+
+    it('find_codes finds the LOINC code for potassium and how many records carry it', async (t) => {
+      need(t);
+      const content = await ok<{ codings: Array<{ code: string; display: string; resources: number }> }>('find_codes', {
+        resourceType: 'Observation',
+        text: 'potassium',
+      });
+      const loinc = content.codings.find((c) => c.code === 'http://loinc.org|2823-3');
+      expect(loinc?.display).toMatch(/^Potassium/);
+      const all = await need(t)
+        .ctx()
+        .fhir.searchResources('Observation', { code: 'http://loinc.org|2823-3', _summary: 'count' }, { maxResults: 1 });
+      expect(loinc!.resources).toBeGreaterThan(0);
+      if (all.total !== undefined && all.total <= 3000) expect(loinc!.resources).toBe(all.total);
     });
 
     it('exercised every registered tool', (t) => {

@@ -1,0 +1,87 @@
+// The Medications whose name contains a text. No server can search a name kept in an identifier (MIMIC) or made of
+// a mix's ingredients, so the catalogue is read (bounded, in large pages) and matched here. The catalogue is kept
+// per FHIR client for a few minutes: a client is one caller's view, so nothing crosses callers.
+import type { Coding, Medication } from '@medplum/fhirtypes';
+import type { FhirClient } from '../src/fhir/fhir-client.ts';
+import { tokenOf } from './medication-code-names.ts';
+import { codeKey, medicationName } from './medication-name.ts';
+import type { ToolContext } from './tool.ts';
+
+/** At most this many Medications are read (the MIMIC-IV demo has about 1,800, with its mixes). */
+const CATALOGUE_MAX = 20_000;
+const PAGE = 1000;
+const TTL_MS = 5 * 60_000;
+
+interface Catalogue {
+  at: number;
+  /** Every Medication with its name (mixes named by their ingredients). */
+  named: Array<{ medication: Medication; name: string }>;
+  complete: boolean;
+}
+
+const cache = new WeakMap<FhirClient, Catalogue>();
+
+export const fold = (s: string) =>
+  s
+    .normalize('NFD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .toLowerCase();
+
+async function readCatalogue(ctx: ToolContext): Promise<Catalogue> {
+  const at = ctx.now().getTime();
+  const cached = cache.get(ctx.fhir);
+  if (cached && at - cached.at < TTL_MS) return cached;
+  const found = await ctx.fhir.searchResources<Medication>(
+    'Medication',
+    { _count: PAGE },
+    { signal: ctx.signal, onTrace: ctx.onTrace, maxResults: CATALOGUE_MAX },
+  );
+  const names = new Map<string, string>();
+  // Plain Medications first, so a mix finds its ingredients' names.
+  const ordered = [...found.resources].sort((a, b) => Number(Boolean(a.ingredient)) - Number(Boolean(b.ingredient)));
+  const named: Catalogue['named'] = [];
+  for (const medication of ordered) {
+    const name = medicationName(medication, names);
+    if (!name) continue;
+    names.set(`Medication/${medication.id}`, name);
+    named.push({ medication, name });
+  }
+  const catalogue = { at, named, complete: !found.truncated };
+  cache.set(ctx.fhir, catalogue);
+  return catalogue;
+}
+
+export interface NamedMedications {
+  /** `Medication/<id>` of every match. */
+  references: string[];
+  /** `system|code` tokens the matches carry (codings and identifiers), for orders that code the drug instead. */
+  tokens: string[];
+  /** `Medication/<id>` and `code:<system>|<code>` → name, for the summaries. */
+  names: Map<string, string>;
+  /** False when the catalogue was larger than CATALOGUE_MAX and only part of it was matched. */
+  complete: boolean;
+}
+
+export async function medicationsNamed(text: string, ctx: ToolContext): Promise<NamedMedications> {
+  const catalogue = await readCatalogue(ctx);
+  const wanted = fold(text);
+  const out: NamedMedications = { references: [], tokens: [], names: new Map(), complete: catalogue.complete };
+  const tokens = new Set<string>();
+  for (const { medication, name } of catalogue.named) {
+    if (!fold(name).includes(wanted)) continue;
+    const reference = `Medication/${medication.id}`;
+    out.references.push(reference);
+    out.names.set(reference, name);
+    const carried: Coding[] = [
+      ...(medication.code?.coding ?? []),
+      ...(medication.identifier ?? []).map((i) => ({ system: i.system, code: i.value })),
+    ];
+    for (const c of carried) {
+      if (!c.system || !c.code) continue;
+      tokens.add(tokenOf(c));
+      if (!out.names.has(codeKey(c))) out.names.set(codeKey(c), name);
+    }
+  }
+  out.tokens = [...tokens];
+  return out;
+}
