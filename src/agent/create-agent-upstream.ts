@@ -11,7 +11,8 @@ import { conversationScope } from './conversation-scope.ts';
 import { fillServerToolResults } from './fill-server-tool-results.ts';
 import { mergeTools } from './merge-tools.ts';
 import { initialMessages } from './prepare-step.ts';
-import { runAgentLoop, type AgentLoopOptions, type AgentLoopResult, type StepRunner } from './run-agent-loop.ts';
+import { runAgentLoop, type AgentLoopOptions, type AgentLoopResult } from './run-agent-loop.ts';
+import type { StepRunner } from './step-runner.ts';
 import { createStreamStepRunner, toolCallDeltas } from './stream-step.ts';
 import { createToolResultCache, type ToolResultCache } from './tool-result-cache.ts';
 
