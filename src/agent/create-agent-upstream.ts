@@ -5,7 +5,7 @@ import { isJsonMode } from '../openai/is-json-mode.ts';
 import type { CallOptions, ChatParams, ModelUpstream, UpstreamCompletion, UpstreamDelta } from '../upstream/model-upstream.ts';
 import { signalOf } from '../upstream/model-upstream.ts';
 import type { AgentLimits, ExecuteToolFn } from './agent-audit.ts';
-import { createDeltaChannel } from './delta-channel.ts';
+import { createDeltaChannel } from '../shared/delta-channel.ts';
 import { executeServerToolCalls } from './execute-server-tool-calls.ts';
 import { conversationScope } from './conversation-scope.ts';
 import { fillServerToolResults } from './fill-server-tool-results.ts';
@@ -138,7 +138,7 @@ export function createAgentUpstream(opts: AgentUpstreamOptions): ModelUpstream {
       const cancel = new AbortController();
       const caller = signalOf(options);
       const signal = caller ? AbortSignal.any([caller, cancel.signal]) : cancel.signal;
-      const channel = createDeltaChannel(() => cancel.abort(new Error('stream consumer went away')));
+      const channel = createDeltaChannel<UpstreamDelta>(() => cancel.abort(new Error('stream consumer went away')));
       const jsonMode = isJsonMode(params.responseFormat);
       let opened!: () => void;
       const ready = new Promise<void>((resolve) => (opened = resolve));

@@ -10,7 +10,7 @@ import type {
   LlamaGrammar,
   LLamaChatGenerateResponseOptions,
 } from 'node-llama-cpp';
-import { createDeltaChannel } from '../../agent/delta-channel.ts';
+import { createDeltaChannel } from '../../shared/delta-channel.ts';
 import type { FunctionTool, ToolCall } from '../../openai/chat-request.ts';
 import {
   signalOf,
@@ -230,7 +230,7 @@ export function createLocalModelUpstream(o: LocalModelUpstreamOptions): ModelUps
       const signal = outer ? AbortSignal.any([outer, stopped.signal]) : stopped.signal;
       const { p, lease } = await start(params, signal);
       // The consumer leaving early (client gone) stops generation at the next token.
-      const channel = createDeltaChannel(() => stopped.abort(new UpstreamError('client went away', { statusCode: 499 })));
+      const channel = createDeltaChannel<UpstreamDelta>(() => stopped.abort(new UpstreamError('client went away', { statusCode: 499 })));
       run(lease.slot, p, (d) => channel.push(d), signal)
         .then(
           (c) => {
