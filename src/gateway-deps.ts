@@ -4,11 +4,11 @@
 // come in as arguments: src/compose-gateway.ts (the composition root) is where they are chosen.
 import type { Bundle } from '@medplum/fhirtypes';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
-import { createAgentUpstream, type CallerTools } from './agent/create-agent-upstream.ts';
+import { createAgentUpstream } from './agent/create-agent-upstream.ts';
 import type { AuditSink } from './audit/audit-trail.ts';
 import { createAccessControl, type AccessControl } from './auth/create-access-control.ts';
 import type { KeyAccess } from './auth/key-access.ts';
-import type { ServerTools } from './agent/tool-contract.ts';
+import type { CallerTools, ServerTools } from './agent/tool-contract.ts';
 import type { AppDeps } from './app.ts';
 import type { Config } from './config.ts';
 import { embeddedFhirPlugin } from './fhir/embedded/embedded-fhir-plugin.ts';

@@ -14,6 +14,7 @@ import { initialMessages } from './prepare-step.ts';
 import { runAgentLoop, type AgentLoopOptions, type AgentLoopResult } from './run-agent-loop.ts';
 import type { StepRunner } from './step-runner.ts';
 import { createStreamStepRunner, toolCallDeltas } from './stream-step.ts';
+import type { CallerTools } from './tool-contract.ts';
 import { createToolResultCache, type ToolResultCache } from './tool-result-cache.ts';
 
 export interface AgentUpstreamOptions {
@@ -38,17 +39,6 @@ export interface AgentUpstreamOptions {
   clock?: () => number;
   /** Per call, from its CallOptions (the caller's API key): its tools. Undefined (or no hook) = the options above. */
   toolsFor?: (options: CallOptions | undefined) => CallerTools | undefined;
-}
-
-/** What one caller's request gets instead of the gateway-wide tools. */
-export interface CallerTools {
-  /** The client one tool's calls use: the caller's scopes, and its audit. */
-  fhirForTool: (tool: string) => FhirClient;
-  writesEnabled: boolean;
-  /** The server tools offered to the model for this caller. */
-  toolDefinitions: FunctionTool[];
-  /** Separates callers in the result cache, so no key is served another key's tool results. */
-  cacheScope: string;
 }
 
 function scopedCache(cache: ToolResultCache, scope: string): ToolResultCache {

@@ -1,8 +1,7 @@
 // Per-key access and the audit, joined to the two ways FHIR data leaves the gateway: the /fhir routes (a guard
 // around the embedded server) and the agent's tools (a scoped FhirClient per tool, and the tools offered).
 import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
-import type { CallerTools } from '../agent/create-agent-upstream.ts';
-import type { ServerTools } from '../agent/tool-contract.ts';
+import type { CallerTools, ServerTools } from '../agent/tool-contract.ts';
 import { createAuditSink } from '../audit/create-audit-sink.ts';
 import { createAuditTrail, noAuditTrail, type AuditSink, type AuditTrail } from '../audit/audit-trail.ts';
 import type { Config } from '../config.ts';
