@@ -179,7 +179,8 @@ export async function createGatewayDeps(
           limits: { maxSteps: config.AGENT_MAX_STEPS, maxToolCalls: config.AGENT_MAX_TOOL_CALLS, deadlineMs: config.AGENT_DEADLINE_MS },
           executeTool: options.tools.execute,
           toolDefinitions,
-          toolsFor: (call) => access.toolsFor(call),
+          // The chat route passes the key's KeyAccess as the caller (RequestCancel in src/http/chat-completions-route.ts).
+          toolsFor: (call) => access.toolsFor(call?.caller as KeyAccess | undefined),
           resultCache: shared?.toolResultCache,
         })
       : model;
@@ -205,7 +206,7 @@ export async function createGatewayDeps(
     upstream,
     readiness,
     rateLimit: shared?.rateLimit,
-    callerTools: (caller) => access.toolsFor({ access: caller })!,
+    callerTools: (caller) => access.toolsFor(caller)!,
     close: async () => {
       warming.abort();
       // The model is disposed only once nothing evaluates on it any more.

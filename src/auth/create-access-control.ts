@@ -7,7 +7,6 @@ import { createAuditTrail, noAuditTrail, type AuditSink, type AuditTrail } from 
 import type { Config } from '../config.ts';
 import type { EmbeddedFhirRequest, EmbeddedFhirResponse, EmbeddedFhirServer } from '../fhir/embedded/embedded-fhir-server.ts';
 import type { FhirClient } from '../fhir/fhir-client.ts';
-import type { CallOptions } from '../upstream/model-upstream.ts';
 import { guardFhirRequest } from './guard-fhir-request.ts';
 import { toolAccess, toolsMayWrite, type KeyAccess } from './key-access.ts';
 import { createScopedFhirClient } from './scoped-fhir-client.ts';
@@ -16,7 +15,7 @@ export interface AccessControl {
   /** Runs a /fhir request under the caller's scopes, and audits it. */
   guardFhir(req: FastifyRequest, request: EmbeddedFhirRequest, handle: EmbeddedFhirServer['handle']): Promise<EmbeddedFhirResponse>;
   /** The caller's tools for the agent loop; undefined for in-process callers (no key: the gateway-wide tools). */
-  toolsFor(options: CallOptions | undefined): CallerTools | undefined;
+  toolsFor(access: KeyAccess | undefined): CallerTools | undefined;
   close(): Promise<void>;
 }
 
@@ -61,8 +60,7 @@ export async function createAccessControl(o: AccessControlOptions): Promise<Acce
       const access = req.keyAccess ?? NOTHING;
       return guardFhirRequest(request, { access, audit: auditFor(access), address: req.ip, handle });
     },
-    toolsFor(options) {
-      const access = options?.access;
+    toolsFor(access) {
       if (!access) return undefined;
       const scoped = toolAccess(access);
       const audit = auditFor(access);

@@ -49,7 +49,7 @@ class RequestCancel {
   readonly #onClose: () => void;
 
   constructor(reply: FastifyReply, deadlineMs: number, wheel: DeadlineWheel, access: KeyAccess | undefined) {
-    this.options = { abort: this.hub, access };
+    this.options = { abort: this.hub, caller: access };
     this.#reply = reply;
     this.#untrack = wheel.track(deadlineMs, () => {
       this.timedOut = true;
