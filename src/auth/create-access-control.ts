@@ -2,9 +2,8 @@
 // around the embedded server) and the agent's tools (a scoped FhirClient per tool, and the tools offered).
 import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
 import type { CallerTools, ServerTools } from '../agent/tool-contract.ts';
-import { createAuditSink } from '../audit/create-audit-sink.ts';
+import { createAuditSink, type AuditSinkConfig } from '../audit/create-audit-sink.ts';
 import { createAuditTrail, noAuditTrail, type AuditSink, type AuditTrail } from '../audit/audit-trail.ts';
-import type { Config } from '../config.ts';
 import type { EmbeddedFhirRequest, EmbeddedFhirResponse, EmbeddedFhirServer } from '../fhir/embedded/embedded-fhir-server.ts';
 import type { FhirClient } from '../fhir/fhir-client.ts';
 import { guardFhirRequest } from './guard-fhir-request.ts';
@@ -20,7 +19,8 @@ export interface AccessControl {
 }
 
 export interface AccessControlOptions {
-  config: Pick<Config, 'auditSink' | 'AUDIT_FILE' | 'AUDIT_FILE_MAX_BYTES' | 'FHIR_WRITE_TOOLS' | 'FHIR_BASE_URL'>;
+  /** From src/config.ts. */
+  config: AuditSinkConfig & { FHIR_WRITE_TOOLS: boolean; FHIR_BASE_URL?: string };
   logger: FastifyBaseLogger;
   /** The raw client: the tools' clients wrap it, and AUDIT_SINK=fhir writes through it. */
   fhir: FhirClient;
