@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import type { FhirClient } from '../fhir/fhir-client.ts';
 import type { FunctionTool } from '../openai/chat-request.ts';
 import { isJsonMode } from '../openai/is-json-mode.ts';
@@ -16,6 +15,7 @@ import type { StepRunner } from './step-runner.ts';
 import { createStreamStepRunner, toolCallDeltas } from './stream-step.ts';
 import type { CallerTools } from './tool-contract.ts';
 import { createToolResultCache, type ToolResultCache } from './tool-result-cache.ts';
+import { randomId } from '../shared/random-id.ts';
 
 export interface AgentUpstreamOptions {
   upstream: ModelUpstream;
@@ -58,7 +58,7 @@ export function createAgentUpstream(opts: AgentUpstreamOptions): ModelUpstream {
   const cache = opts.resultCache ?? createToolResultCache(opts.resultCacheSize);
   const base = {
     now: opts.now ?? (() => new Date()),
-    generateId: opts.generateId ?? (() => randomUUID().replaceAll('-', '').slice(0, 24)),
+    generateId: opts.generateId ?? randomId,
     clock: opts.clock ?? (() => performance.now()),
   };
   const keepaliveMs = opts.keepaliveMs ?? 3000;
