@@ -6,7 +6,8 @@
 //   src/auth, src/audit        policies, injected into the agent and the FHIR edge
 //   src/http, src/mcp, ...     the edge
 //   src/*.ts                   config, and the composition root (compose-gateway.ts) with the entries
-// tools/ depends only on the contracts; src/ never imports test/ or scripts/, and only the composition root
+// No file and no folder imports itself through others. tools/ depends only on the contracts; src/ never imports
+// test/ or scripts/, and only the composition root
 // imports tools/ or fixtures/.
 
 const EDGE = '^src/(http|mcp|telemetry|redis|readiness|openapi)/';
@@ -20,6 +21,15 @@ export default {
       severity: 'error',
       comment: 'A module that imports itself through others: split out the shared part, or inject it.',
       from: {},
+      to: { circular: true },
+    },
+    {
+      name: 'no-circular-folders',
+      severity: 'error',
+      comment:
+        'Folders that import each other. Known and left: src/openai ↔ src/upstream (chat-completion.ts and to-chat-params.ts translate the wire to the model contract; they belong at the HTTP edge).',
+      scope: 'folder',
+      from: { pathNot: '^src/(openai|upstream)' },
       to: { circular: true },
     },
     {
