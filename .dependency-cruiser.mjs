@@ -7,8 +7,7 @@
 //   src/http, src/mcp, ...     the edge
 //   src/*.ts                   config, and the composition root (compose-gateway.ts) with the entries
 // No file and no folder imports itself through others. tools/ depends only on the contracts; src/ never imports
-// test/ or scripts/, and only the composition root
-// imports tools/ or fixtures/.
+// test/ or scripts/, and only the composition root imports tools/ or fixtures/.
 
 const EDGE = '^src/(http|mcp|telemetry|redis|readiness|openapi)/';
 const ROOT_FILES = '^src/[^/]+[.]ts$';
