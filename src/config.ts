@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { parseApiKeysFile, sha256Of, type ApiKeyEntry } from './auth/api-keys-file.ts';
 import { plainKeyAccess } from './auth/key-access.ts';
 import { parseHost } from './http/parse-host.ts';
+import { ConfigError } from './shared/config-error.ts';
 
 const bool = z.enum(['true', 'false', '1', '0', 'yes', 'no']).transform((v) => v === 'true' || v === '1' || v === 'yes');
 const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
@@ -240,9 +241,7 @@ export interface Config extends Omit<Parsed, 'API_KEYS'> {
   authEnabled: boolean;
 }
 
-export class ConfigError extends Error {
-  override name = 'ConfigError';
-}
+export { ConfigError };
 
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
 const isLoopbackHost = (host: string): boolean => LOOPBACK.has(host) || host.startsWith('127.');

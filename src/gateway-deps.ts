@@ -4,11 +4,11 @@
 // come in as arguments: src/compose-gateway.ts (the composition root) is where they are chosen.
 import type { Bundle } from '@medplum/fhirtypes';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
-import { createAgentUpstream, type CallerTools } from './agent/create-agent-upstream.ts';
+import { createAgentUpstream } from './agent/create-agent-upstream.ts';
 import type { AuditSink } from './audit/audit-trail.ts';
 import { createAccessControl, type AccessControl } from './auth/create-access-control.ts';
 import type { KeyAccess } from './auth/key-access.ts';
-import type { ServerTools } from './agent/tool-contract.ts';
+import type { CallerTools, ServerTools } from './agent/tool-contract.ts';
 import type { AppDeps } from './app.ts';
 import type { Config } from './config.ts';
 import { embeddedFhirPlugin } from './fhir/embedded/embedded-fhir-plugin.ts';
@@ -183,7 +183,8 @@ export async function createGatewayDeps(
           limits: { maxSteps: config.AGENT_MAX_STEPS, maxToolCalls: config.AGENT_MAX_TOOL_CALLS, deadlineMs: config.AGENT_DEADLINE_MS },
           executeTool: options.tools.execute,
           toolDefinitions,
-          toolsFor: (call) => access.toolsFor(call),
+          // The chat route passes the key's KeyAccess as the caller (RequestCancel in src/http/chat-completions-route.ts).
+          toolsFor: (call) => access.toolsFor(call?.caller as KeyAccess | undefined),
           resultCache: shared?.toolResultCache,
         })
       : model;
@@ -213,7 +214,7 @@ export async function createGatewayDeps(
     upstream,
     readiness,
     rateLimit: shared?.rateLimit,
-    callerTools: (caller) => access.toolsFor({ access: caller })!,
+    callerTools: (caller) => access.toolsFor(caller)!,
     close: async () => {
       warming.abort();
       // The model is disposed only once nothing evaluates on it any more.

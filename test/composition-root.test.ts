@@ -1,5 +1,6 @@
 // One composition root (src/compose-gateway.ts): the server, the test harness and the eval environment build the
-// gateway through it, and nothing else in src/ reaches for tools/ or fixtures/ or lazily imports a collaborator.
+// gateway through it. That nothing else in src/ imports tools/ or fixtures/, or imports a collaborator lazily, is
+// checked by dependency-cruiser in `npm run lint` (.dependency-cruiser.mjs).
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { pino } from 'pino';
@@ -25,36 +26,8 @@ const code = (file: string) =>
     .split('\n')
     .filter((line) => !/^\s*(\/\/|\*|\/\*)/.test(line))
     .join('\n');
-/** Module specifiers of static imports, re-exports and dynamic imports. */
-const specifiers = (text: string) => [...text.matchAll(/(?:\bfrom\s+|\bimport\s*\(\s*|^import\s+)['"]([^'"]+)['"]/gm)].map((m) => m[1]);
 
 describe('composition root', () => {
-  it('is the only module in src/ that imports tools/ or fixtures/ (the package entry only re-exports the tools)', () => {
-    const offenders: string[] = [];
-    for (const file of sources('src')) {
-      if (file === ROOT_MODULE) continue;
-      const text = read(file);
-      for (const spec of specifiers(text)) {
-        const target = path.relative(ROOT, path.resolve(ROOT, path.dirname(file), spec));
-        if (!spec.startsWith('.') || !/^(tools|fixtures)\//.test(target)) continue;
-        const reexportOnly =
-          file === 'src/index.ts' &&
-          new RegExp(`^export \\{[^}]*\\} from '${spec.replaceAll('.', '\\.')}';$`, 'm').test(text) &&
-          !/^import /m.test(text);
-        if (!reexportOnly) offenders.push(`${file} → ${target}`);
-      }
-    }
-    expect(offenders).toEqual([]);
-    expect(specifiers(read(ROOT_MODULE))).toEqual(expect.arrayContaining(['../fixtures/synthetic-ehr.ts', '../tools/index.ts']));
-  });
-
-  it('nothing in src/ imports a project module lazily', () => {
-    const lazy = sources('src').flatMap((file) =>
-      [...read(file).matchAll(/\bimport\s*\(\s*['"](\.[^'"]+)['"]/g)].map((m) => `${file}: ${m[1]}`),
-    );
-    expect(lazy).toEqual([]);
-  });
-
   it('the server, the test harness and the eval environment build the gateway through it, and nothing else does', () => {
     for (const file of ['src/server.ts', 'test/support/gateway-harness.ts', 'evals/environment/create-environment.ts']) {
       expect(code(file), file).toMatch(/\bcomposeGateway\(/);

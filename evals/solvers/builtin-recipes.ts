@@ -16,7 +16,7 @@ import {
   trendOf,
   type Point,
 } from '../suites/clinical-rules.ts';
-import type { RecipeFn, TraceFn } from './reference-recipes.ts';
+import type { RecipeFn, TraceFn } from './recipe.ts';
 
 const CodingSchema = z.object({ system: z.string(), code: z.string(), display: z.string().optional() });
 

@@ -3,9 +3,7 @@ import type { SolverContext } from '../task.ts';
 import { computeMabExpectation } from '../medagentbench/expectation.ts';
 import { MedAgentBenchTaskSchema } from '../medagentbench/task-file.ts';
 import { builtinRecipes } from './builtin-recipes.ts';
-
-export type TraceFn = (tool: string, args: unknown, written?: Array<{ resourceType: string; id: string }>) => void;
-export type RecipeFn = (params: Record<string, unknown>, ctx: SolverContext, trace: TraceFn) => Promise<unknown[]>;
+import type { RecipeFn, TraceFn } from './recipe.ts';
 
 async function medagentbench(_params: Record<string, unknown>, ctx: SolverContext, trace: TraceFn): Promise<unknown[]> {
   const task = MedAgentBenchTaskSchema.parse(ctx.scenario.metadata.medagentbench);

@@ -1,19 +1,21 @@
-import { randomUUID } from 'node:crypto';
 import type { FhirClient } from '../fhir/fhir-client.ts';
 import type { FunctionTool } from '../openai/chat-request.ts';
 import { isJsonMode } from '../openai/is-json-mode.ts';
 import type { CallOptions, ChatParams, ModelUpstream, UpstreamCompletion, UpstreamDelta } from '../upstream/model-upstream.ts';
 import { signalOf } from '../upstream/model-upstream.ts';
 import type { AgentLimits, ExecuteToolFn } from './agent-audit.ts';
-import { createDeltaChannel } from './delta-channel.ts';
+import { createDeltaChannel } from '../shared/delta-channel.ts';
 import { executeServerToolCalls } from './execute-server-tool-calls.ts';
 import { conversationScope } from './conversation-scope.ts';
 import { fillServerToolResults } from './fill-server-tool-results.ts';
 import { mergeTools } from './merge-tools.ts';
 import { initialMessages } from './prepare-step.ts';
-import { runAgentLoop, type AgentLoopOptions, type AgentLoopResult, type StepRunner } from './run-agent-loop.ts';
+import { runAgentLoop, type AgentLoopOptions, type AgentLoopResult } from './run-agent-loop.ts';
+import type { StepRunner } from './step-runner.ts';
 import { createStreamStepRunner, toolCallDeltas } from './stream-step.ts';
+import type { CallerTools } from './tool-contract.ts';
 import { createToolResultCache, type ToolResultCache } from './tool-result-cache.ts';
+import { randomId } from '../shared/random-id.ts';
 
 export interface AgentUpstreamOptions {
   upstream: ModelUpstream;
@@ -39,17 +41,6 @@ export interface AgentUpstreamOptions {
   toolsFor?: (options: CallOptions | undefined) => CallerTools | undefined;
 }
 
-/** What one caller's request gets instead of the gateway-wide tools. */
-export interface CallerTools {
-  /** The client one tool's calls use: the caller's scopes, and its audit. */
-  fhirForTool: (tool: string) => FhirClient;
-  writesEnabled: boolean;
-  /** The server tools offered to the model for this caller. */
-  toolDefinitions: FunctionTool[];
-  /** Separates callers in the result cache, so no key is served another key's tool results. */
-  cacheScope: string;
-}
-
 function scopedCache(cache: ToolResultCache, scope: string): ToolResultCache {
   return { get: (id) => cache.get(`${scope}\u0000${id}`), set: (id, result) => cache.set(`${scope}\u0000${id}`, result) };
 }
@@ -67,7 +58,7 @@ export function createAgentUpstream(opts: AgentUpstreamOptions): ModelUpstream {
   const cache = opts.resultCache ?? createToolResultCache(opts.resultCacheSize);
   const base = {
     now: opts.now ?? (() => new Date()),
-    generateId: opts.generateId ?? (() => randomUUID().replaceAll('-', '').slice(0, 24)),
+    generateId: opts.generateId ?? randomId,
     clock: opts.clock ?? (() => performance.now()),
   };
   const keepaliveMs = opts.keepaliveMs ?? 3000;
@@ -138,7 +129,7 @@ export function createAgentUpstream(opts: AgentUpstreamOptions): ModelUpstream {
       const cancel = new AbortController();
       const caller = signalOf(options);
       const signal = caller ? AbortSignal.any([caller, cancel.signal]) : cancel.signal;
-      const channel = createDeltaChannel(() => cancel.abort(new Error('stream consumer went away')));
+      const channel = createDeltaChannel<UpstreamDelta>(() => cancel.abort(new Error('stream consumer went away')));
       const jsonMode = isJsonMode(params.responseFormat);
       let opened!: () => void;
       const ready = new Promise<void>((resolve) => (opened = resolve));

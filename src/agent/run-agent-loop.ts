@@ -9,13 +9,10 @@ import { mergeTools } from './merge-tools.ts';
 import { ensureToolCallIds, partitionToolCalls } from './partition-tool-calls.ts';
 import { initialMessages, stepParams } from './prepare-step.ts';
 import { finishReasonFor, stopReasonAfterStep, withinToolCallLimit } from './stop-condition.ts';
-import { STEP_SEPARATOR } from './stream-step.ts';
+import { STEP_SEPARATOR, type StepRunner } from './step-runner.ts';
 import { sumUsage } from '../upstream/sum-usage.ts';
 import { upstreamNotes } from '../upstream/upstream-notes.ts';
 import { createTokenBudget } from './token-budget.ts';
-
-/** One upstream call: `doGenerate`, or `doStream` collected while its reasoning streams to the client. */
-export type StepRunner = (params: ChatParams, ctx: { index: number; signal: AbortSignal }) => Promise<UpstreamCompletion>;
 
 export interface AgentLoopOptions {
   params: ChatParams;

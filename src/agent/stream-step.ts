@@ -1,9 +1,6 @@
 import type { FinishReason, ModelUpstream, UpstreamDelta, Usage } from '../upstream/model-upstream.ts';
 import type { ToolCall } from '../openai/chat-request.ts';
-import type { StepRunner } from './run-agent-loop.ts';
-
-/** Between the reasoning (or content) of two steps, so the client's joined text stays readable. */
-export const STEP_SEPARATOR = '\n\n';
+import { STEP_SEPARATOR, type StepRunner } from './step-runner.ts';
 
 export interface StreamStepOptions {
   upstream: ModelUpstream;

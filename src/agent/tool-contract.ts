@@ -65,3 +65,14 @@ export interface ServerTools {
   definitions(opts: { writesEnabled: boolean }): FunctionTool[];
   execute: ExecuteToolFn;
 }
+
+/** What one caller's request gets instead of the gateway-wide tools. */
+export interface CallerTools {
+  /** The client one tool's calls use: the caller's scopes, and its audit. */
+  fhirForTool: (tool: string) => FhirClient;
+  writesEnabled: boolean;
+  /** The server tools offered to the model for this caller. */
+  toolDefinitions: FunctionTool[];
+  /** Separates callers in the result cache, so no key is served another key's tool results. */
+  cacheScope: string;
+}

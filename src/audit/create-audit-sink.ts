@@ -1,14 +1,19 @@
 // AUDIT_SINK → the sink: a file, the FHIR server the gateway uses (through its raw, unaudited client), or none.
-import { ConfigError, type Config } from '../config.ts';
 import type { FhirClient } from '../fhir/fhir-client.ts';
+import { ConfigError } from '../shared/config-error.ts';
 import type { AuditSink } from './audit-trail.ts';
 import { createFhirAuditSink } from './fhir-audit-sink.ts';
 import { createFileAuditSink } from './file-audit-sink.ts';
 
-export async function createAuditSink(
-  config: Pick<Config, 'auditSink' | 'AUDIT_FILE' | 'AUDIT_FILE_MAX_BYTES'>,
-  fhir: FhirClient,
-): Promise<AuditSink | undefined> {
+/** The audit settings, as src/config.ts resolves them. */
+export interface AuditSinkConfig {
+  /** AUDIT_SINK, resolved: off without keys. */
+  auditSink: 'file' | 'fhir' | 'off';
+  AUDIT_FILE: string;
+  AUDIT_FILE_MAX_BYTES: number;
+}
+
+export async function createAuditSink(config: AuditSinkConfig, fhir: FhirClient): Promise<AuditSink | undefined> {
   switch (config.auditSink) {
     case 'file':
       // Refused at boot, in one line, rather than on the first request.

@@ -1,14 +1,11 @@
 // Per-key access and the audit, joined to the two ways FHIR data leaves the gateway: the /fhir routes (a guard
 // around the embedded server) and the agent's tools (a scoped FhirClient per tool, and the tools offered).
 import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
-import type { CallerTools } from '../agent/create-agent-upstream.ts';
-import type { ServerTools } from '../agent/tool-contract.ts';
-import { createAuditSink } from '../audit/create-audit-sink.ts';
+import type { CallerTools, ServerTools } from '../agent/tool-contract.ts';
+import { createAuditSink, type AuditSinkConfig } from '../audit/create-audit-sink.ts';
 import { createAuditTrail, noAuditTrail, type AuditSink, type AuditTrail } from '../audit/audit-trail.ts';
-import type { Config } from '../config.ts';
 import type { EmbeddedFhirRequest, EmbeddedFhirResponse, EmbeddedFhirServer } from '../fhir/embedded/embedded-fhir-server.ts';
 import type { FhirClient } from '../fhir/fhir-client.ts';
-import type { CallOptions } from '../upstream/model-upstream.ts';
 import { guardFhirRequest } from './guard-fhir-request.ts';
 import { toolAccess, toolsMayWrite, type KeyAccess } from './key-access.ts';
 import { createScopedFhirClient } from './scoped-fhir-client.ts';
@@ -17,12 +14,13 @@ export interface AccessControl {
   /** Runs a /fhir request under the caller's scopes, and audits it. */
   guardFhir(req: FastifyRequest, request: EmbeddedFhirRequest, handle: EmbeddedFhirServer['handle']): Promise<EmbeddedFhirResponse>;
   /** The caller's tools for the agent loop; undefined for in-process callers (no key: the gateway-wide tools). */
-  toolsFor(options: CallOptions | undefined): CallerTools | undefined;
+  toolsFor(access: KeyAccess | undefined): CallerTools | undefined;
   close(): Promise<void>;
 }
 
 export interface AccessControlOptions {
-  config: Pick<Config, 'auditSink' | 'AUDIT_FILE' | 'AUDIT_FILE_MAX_BYTES' | 'FHIR_WRITE_TOOLS' | 'FHIR_BASE_URL'>;
+  /** From src/config.ts. */
+  config: AuditSinkConfig & { FHIR_WRITE_TOOLS: boolean; FHIR_BASE_URL?: string };
   logger: FastifyBaseLogger;
   /** The raw client: the tools' clients wrap it, and AUDIT_SINK=fhir writes through it. */
   fhir: FhirClient;
@@ -62,8 +60,7 @@ export async function createAccessControl(o: AccessControlOptions): Promise<Acce
       const access = req.keyAccess ?? NOTHING;
       return guardFhirRequest(request, { access, audit: auditFor(access), address: req.ip, handle });
     },
-    toolsFor(options) {
-      const access = options?.access;
+    toolsFor(access) {
       if (!access) return undefined;
       const scoped = toolAccess(access);
       const audit = auditFor(access);

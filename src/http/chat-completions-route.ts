@@ -43,7 +43,7 @@ class RequestCancel {
   readonly #onClose: () => void;
 
   constructor(reply: FastifyReply, deadlineMs: number, access: KeyAccess | undefined) {
-    this.options = { signal: this.controller.signal, access };
+    this.options = { signal: this.controller.signal, caller: access };
     this.#reply = reply;
     this.#timer = setTimeout(() => {
       this.timedOut = true;

@@ -9,8 +9,7 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { packageInfo as pkg } from '../shared/package-info.ts';
-import type { CallerTools } from '../agent/create-agent-upstream.ts';
-import type { ServerTools, ToolResult } from '../agent/tool-contract.ts';
+import type { CallerTools, ServerTools, ToolResult } from '../agent/tool-contract.ts';
 import type { KeyAccess } from '../auth/key-access.ts';
 
 export interface McpServerFactoryOptions {

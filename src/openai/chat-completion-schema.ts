@@ -1,7 +1,6 @@
 // The chat-completions response and stream chunk as zod schemas (the OpenAPI document is generated from these, and
 // the tests check real responses against them). Top-level objects are open: OpenAI adds fields, and so may we.
 import { z } from 'zod';
-import { fhirAgentAuditSchema, fhirAgentEventSchema } from '../agent/agent-audit-schema.ts';
 
 const count = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
 const unixSeconds = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
@@ -33,30 +32,6 @@ const notes = {
     .describe('Thinking was disabled but the upstream reasoned anyway; the reasoning was dropped.'),
 };
 
-export const chatCompletionSchema = z.looseObject({
-  id: z.string(),
-  object: z.literal('chat.completion'),
-  created: unixSeconds,
-  model: z.string(),
-  choices: z.array(
-    z.looseObject({
-      index: z.number().int().min(0).max(7),
-      message: z.object({
-        role: z.literal('assistant'),
-        content: z.string().nullable(),
-        reasoning_content: z.string().optional().describe('The model’s reasoning, apart from the answer.'),
-        tool_calls: z.array(toolCall).optional(),
-      }),
-      logprobs: z.null(),
-      finish_reason: finishReason,
-      fhir_agent: fhirAgentAuditSchema.optional().describe('With n > 1: this choice’s own tool loop.'),
-    }),
-  ),
-  usage: usageSchema.optional(),
-  fhir_agent: fhirAgentAuditSchema.optional(),
-  ...notes,
-});
-
 const toolCallDelta = z.object({
   index: z.number().int().min(0).max(1000),
   id: z.string().optional(),
@@ -64,27 +39,58 @@ const toolCallDelta = z.object({
   function: z.object({ name: z.string().optional(), arguments: z.string().optional() }),
 });
 
-export const chatCompletionChunkSchema = z.looseObject({
-  id: z.string(),
-  object: z.literal('chat.completion.chunk'),
-  created: unixSeconds,
-  model: z.string(),
-  choices: z
-    .array(
-      z.object({
+/**
+ * The response and the stream chunk, with the gateway's `fhir_agent` extension (the agent's trace and its stream
+ * event, src/agent/agent-audit-schema.ts) passed in, so the wire layer imports no agent code.
+ */
+export function chatCompletionSchemas(o: { trace: z.ZodType; event: z.ZodType }) {
+  const chatCompletionSchema = z.looseObject({
+    id: z.string(),
+    object: z.literal('chat.completion'),
+    created: unixSeconds,
+    model: z.string(),
+    choices: z.array(
+      z.looseObject({
         index: z.number().int().min(0).max(7),
-        delta: z.object({
-          role: z.literal('assistant').optional(),
-          content: z.string().optional(),
-          reasoning_content: z.string().optional(),
-          tool_calls: z.array(toolCallDelta).optional(),
+        message: z.object({
+          role: z.literal('assistant'),
+          content: z.string().nullable(),
+          reasoning_content: z.string().optional().describe('The model’s reasoning, apart from the answer.'),
+          tool_calls: z.array(toolCall).optional(),
         }),
         logprobs: z.null(),
-        finish_reason: finishReason.nullable(),
+        finish_reason: finishReason,
+        fhir_agent: o.trace.optional().describe('With n > 1: this choice’s own tool loop.'),
       }),
-    )
-    .describe('Empty on the usage chunk and on extension chunks (fhir_agent events, notes).'),
-  usage: usageSchema.nullable().optional().describe('Only on the last chunk, with stream_options.include_usage; null when unreported.'),
-  fhir_agent: fhirAgentEventSchema.optional(),
-  ...notes,
-});
+    ),
+    usage: usageSchema.optional(),
+    fhir_agent: o.trace.optional(),
+    ...notes,
+  });
+
+  const chatCompletionChunkSchema = z.looseObject({
+    id: z.string(),
+    object: z.literal('chat.completion.chunk'),
+    created: unixSeconds,
+    model: z.string(),
+    choices: z
+      .array(
+        z.object({
+          index: z.number().int().min(0).max(7),
+          delta: z.object({
+            role: z.literal('assistant').optional(),
+            content: z.string().optional(),
+            reasoning_content: z.string().optional(),
+            tool_calls: z.array(toolCallDelta).optional(),
+          }),
+          logprobs: z.null(),
+          finish_reason: finishReason.nullable(),
+        }),
+      )
+      .describe('Empty on the usage chunk and on extension chunks (fhir_agent events, notes).'),
+    usage: usageSchema.nullable().optional().describe('Only on the last chunk, with stream_options.include_usage; null when unreported.'),
+    fhir_agent: o.event.optional(),
+    ...notes,
+  });
+  return { chatCompletionSchema, chatCompletionChunkSchema };
+}

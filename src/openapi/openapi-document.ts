@@ -3,12 +3,17 @@
 // client may send, defaults optional); responses are the output side.
 import { z } from 'zod';
 import { fhirAgentAuditSchema, fhirAgentEventSchema } from '../agent/agent-audit-schema.ts';
-import { chatCompletionChunkSchema, chatCompletionSchema, usageSchema } from '../openai/chat-completion-schema.ts';
+import { chatCompletionSchemas, usageSchema } from '../openai/chat-completion-schema.ts';
 import { chatRequestSchema } from '../openai/chat-request.ts';
 import { errorEnvelopeSchema } from '../openai/error-envelope.ts';
 import { healthSchema, modelListSchema, modelSchema, readinessReportSchema } from './service-schemas.ts';
 
 type Json = Record<string, unknown>;
+
+const { chatCompletionSchema, chatCompletionChunkSchema } = chatCompletionSchemas({
+  trace: fhirAgentAuditSchema,
+  event: fhirAgentEventSchema,
+});
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const json = (schema: Json, description: string) => ({ description, content: { 'application/json': { schema } } });

@@ -1,7 +1,6 @@
 // The gateway's readiness checks, from its configuration: the upstream answers GET /models (or the in-process model
 // is loaded), and the FHIR server answers GET /metadata (the embedded one in process). What was injected instead
 // (a test's model or FHIR client) cannot be probed, and says so.
-import type { Config } from '../config.ts';
 import type { EmbeddedFhirServer } from '../fhir/embedded/embedded-fhir-server.ts';
 import { probeHttp } from './probe-http.ts';
 import type { ReadinessCheck } from './readiness-check.ts';
@@ -20,7 +19,7 @@ const fixed = (name: string, status: 'ok' | 'not_configured', detail: string): R
 });
 
 export function upstreamReadinessCheck(
-  config: Pick<Config, 'UPSTREAM_BASE_URL' | 'UPSTREAM_API_KEY'>,
+  config: { UPSTREAM_BASE_URL?: string; UPSTREAM_API_KEY?: string },
   model: 'remote' | 'local' | 'injected' | 'none',
   fetchFn?: typeof fetch,
   /** In-process model: true while the FHIR tools' prompt prefix is still being evaluated (LOCAL_MODEL_WARM). */
@@ -46,7 +45,7 @@ export function upstreamReadinessCheck(
 }
 
 export function fhirReadinessCheck(
-  config: Pick<Config, 'FHIR_BASE_URL' | 'FHIR_AUTH_HEADER'>,
+  config: { FHIR_BASE_URL?: string; FHIR_AUTH_HEADER?: string },
   fhir: { embedded: EmbeddedFhirServer } | { injected: true } | { external: true },
   fetchFn?: typeof fetch,
 ): ReadinessCheck {

@@ -9,7 +9,7 @@ import { observeDeltas } from './observe-deltas.ts';
 import { withStepSlot } from './step-slot.ts';
 import type { Telemetry } from './telemetry.ts';
 
-const keyIdOf = (options: CallOptions | undefined) => options?.access?.id ?? 'none';
+const keyIdOf = (options: CallOptions | undefined) => options?.caller?.id ?? 'none';
 
 function countTokens(metrics: GatewayMetrics, model: string, keyId: string, u: Usage) {
   metrics.tokens(model, keyId, 'prompt', u.prompt_tokens);

@@ -2,7 +2,6 @@
 // The HTTP route and the agent loop talk to a model only through `ModelUpstream`.
 // The OpenAI message and tool types it carries are the wire schemas' own (src/openai/chat-request.ts).
 import type { ChatMessage, FunctionTool, ResponseFormat, ToolCall, ToolChoice } from '../openai/chat-request.ts';
-import type { KeyAccess } from '../auth/key-access.ts';
 
 export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter';
 
@@ -85,8 +84,17 @@ export type UpstreamDelta =
 export interface CallOptions {
   /** Aborts the call (client gone, deadline). */
   signal?: AbortSignal;
-  /** The caller's API key access: which FHIR tools it gets, and who the audit names. Unset for in-process callers. */
-  access?: KeyAccess;
+  /** Who is calling (the chat route passes the API key's access). Unset for in-process callers. */
+  caller?: CallerContext;
+}
+
+/**
+ * The caller, opaque at this layer: a model and its wrappers read only its id (metrics). The policy that made it
+ * (src/auth) decides with the rest, through a hook the composition root injects into the agent.
+ */
+export interface CallerContext {
+  /** Names the caller in logs and metrics; never a secret. */
+  readonly id: string;
 }
 
 /** The call's cancellation. */

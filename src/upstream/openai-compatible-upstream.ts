@@ -1,7 +1,6 @@
 // A ModelUpstream for any OpenAI-compatible server. What differs per server (request body, usage, errors,
 // detection) is its dialect's, in ./dialects; this file is the transport, retries and parsing they share.
 // Retries happen only before the first byte reaches our caller; after that a failure is the caller's to report.
-import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pRetry from 'p-retry';
 import { dialectFor, type DialectName } from './dialects/index.ts';
@@ -21,6 +20,7 @@ import { splitThink } from './think-splitter.ts';
 import { UpstreamError } from './upstream-error.ts';
 import { isRealReasoning, upstreamNotes } from './upstream-notes.ts';
 import { normaliseFinishReason, wireCompletionSchema } from './upstream-wire.ts';
+import { randomId } from '../shared/random-id.ts';
 
 export interface OpenAiCompatibleUpstreamOptions {
   baseUrl: string;
@@ -42,7 +42,7 @@ export function createOpenAiCompatibleUpstream(o: OpenAiCompatibleUpstreamOption
   const host = hostOf(o.baseUrl);
   const post = o.post ?? undiciPost();
   const timeoutMs = o.timeoutMs ?? 600_000;
-  const generateId = o.generateId ?? (() => randomUUID().replaceAll('-', '').slice(0, 24));
+  const generateId = o.generateId ?? randomId;
   const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
   if (o.apiKey) headers.authorization = `Bearer ${o.apiKey}`;
 

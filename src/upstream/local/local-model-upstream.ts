@@ -1,7 +1,7 @@
 // A ModelUpstream that runs a GGUF model in process with node-llama-cpp: nothing leaves the machine.
 // Everything a request can get wrong (bad schema, image input, a full queue) is found before the first byte, so a
 // stream still gets a proper HTTP status; after that, failures end the stream like any upstream's.
-import { createHash, randomUUID } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import type {
   ChatModelFunctions,
   GbnfJsonSchema,
@@ -10,7 +10,7 @@ import type {
   LlamaGrammar,
   LLamaChatGenerateResponseOptions,
 } from 'node-llama-cpp';
-import { createDeltaChannel } from '../../agent/delta-channel.ts';
+import { createDeltaChannel } from '../../shared/delta-channel.ts';
 import type { FunctionTool, ToolCall } from '../../openai/chat-request.ts';
 import {
   signalOf,
@@ -26,6 +26,7 @@ import { optionalAsNull, stripNulls } from './optional-as-null.ts';
 import { forcedTools, type GrammarCache } from './output-grammar.ts';
 import type { SequencePool } from './sequence-pool.ts';
 import { toLlamaHistory } from './to-llama-history.ts';
+import { randomId } from '../../shared/random-id.ts';
 
 export interface LocalModelUpstreamOptions {
   /** Public name of the loaded model (the GGUF file name). */
@@ -81,7 +82,7 @@ function prefixKeyOf(params: ChatParams, tools: FunctionTool[] | undefined): str
 }
 
 export function createLocalModelUpstream(o: LocalModelUpstreamOptions): ModelUpstream {
-  const generateId = o.generateId ?? (() => randomUUID().replaceAll('-', '').slice(0, 24));
+  const generateId = o.generateId ?? randomId;
 
   async function plan(params: ChatParams): Promise<Plan> {
     const forced = forcedTools(params.tools, params.toolChoice);
@@ -234,7 +235,7 @@ export function createLocalModelUpstream(o: LocalModelUpstreamOptions): ModelUps
       const signal = outer ? AbortSignal.any([outer, stopped.signal]) : stopped.signal;
       const { p, lease } = await start(params, signal);
       // The consumer leaving early (client gone) stops generation at the next token.
-      const channel = createDeltaChannel(() => stopped.abort(new UpstreamError('client went away', { statusCode: 499 })));
+      const channel = createDeltaChannel<UpstreamDelta>(() => stopped.abort(new UpstreamError('client went away', { statusCode: 499 })));
       run(lease.slot, p, (d) => channel.push(d), signal)
         .then(
           (c) => {

@@ -1,11 +1,11 @@
 // A ModelUpstream decorator for servers that silently ignore `tools` (llama-cpp-python's default chat handler,
 // many raw completion servers): the tools go into the system prompt in the Hermes/Qwen format, and the model's
 // `<tool_call>` text comes back as ordinary tool calls. The agent loop wraps it like any other upstream.
-import { randomUUID } from 'node:crypto';
 import type { CallOptions, ChatParams, ModelUpstream, UpstreamCompletion, UpstreamDelta } from '../model-upstream.ts';
 import { endedNaturally, parseToolCallStream } from './parse-tool-call-stream.ts';
 import { parseToolCallText } from './tool-call-text-parser.ts';
 import { toPromptedParams } from './to-prompted-params.ts';
+import { randomId } from '../../shared/random-id.ts';
 
 export interface PromptedToolsUpstreamOptions {
   upstream: ModelUpstream;
@@ -14,7 +14,7 @@ export interface PromptedToolsUpstreamOptions {
 }
 
 export function createPromptedToolsUpstream({ upstream, generateId: given }: PromptedToolsUpstreamOptions): ModelUpstream {
-  const generateId = given ?? (() => randomUUID().replaceAll('-', '').slice(0, 24));
+  const generateId = given ?? randomId;
   return {
     flavour: upstream.flavour,
     model: upstream.model,

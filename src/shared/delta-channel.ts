@@ -1,15 +1,15 @@
-import type { UpstreamDelta } from '../upstream/model-upstream.ts';
+// A push-to-pull queue: a producer (the agent loop, the in-process model) pushes stream deltas, and the HTTP edge
+// iterates them.
 
-/** A push-to-pull queue between the loop (producer) and the HTTP edge (consumer). */
-export interface DeltaChannel extends AsyncIterable<UpstreamDelta> {
-  push(delta: UpstreamDelta): void;
+export interface DeltaChannel<T> extends AsyncIterable<T> {
+  push(delta: T): void;
   close(): void;
   fail(err: unknown): void;
 }
 
-/** `onCancel` runs when the consumer stops early (client gone): the loop aborts its upstream and FHIR calls. */
-export function createDeltaChannel(onCancel: () => void): DeltaChannel {
-  const queue: UpstreamDelta[] = [];
+/** `onCancel` runs when the consumer stops early (client gone), so the producer can abort its work. */
+export function createDeltaChannel<T>(onCancel: () => void): DeltaChannel<T> {
+  const queue: T[] = [];
   let done = false;
   let error: { err: unknown } | undefined;
   let wake: (() => void) | undefined;
@@ -35,7 +35,7 @@ export function createDeltaChannel(onCancel: () => void): DeltaChannel {
     },
     [Symbol.asyncIterator]() {
       return {
-        async next(): Promise<IteratorResult<UpstreamDelta>> {
+        async next(): Promise<IteratorResult<T>> {
           for (;;) {
             if (queue.length) return { value: queue.shift()!, done: false };
             if (error) throw error.err;
@@ -43,7 +43,7 @@ export function createDeltaChannel(onCancel: () => void): DeltaChannel {
             await new Promise<void>((resolve) => (wake = resolve));
           }
         },
-        async return(): Promise<IteratorResult<UpstreamDelta>> {
+        async return(): Promise<IteratorResult<T>> {
           if (!done) {
             done = true;
             onCancel();
