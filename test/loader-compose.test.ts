@@ -40,7 +40,8 @@ describe('docker-compose.yml', () => {
     expect(command).toMatch(/^npm run load -- /);
     expect(command).toContain('--fhir-base-url http://hapi:8080/fhir');
     expect(command).toMatch(/--wait \d+/);
-    expect(loader.command.at(-1)).toBe('fixtures/synthetic-ehr');
+    // The runtime image has only dist/ (fixtures are copied there by the build).
+    expect(loader.command.at(-1)).toBe('dist/fixtures/synthetic-ehr');
     expect(loader.restart).toBe('no');
   });
 
@@ -52,11 +53,14 @@ describe('docker-compose.yml', () => {
     expect(gateway.image).toBe(loader.image);
   });
 
-  it('builds from a small Dockerfile that installs with npm ci and starts with npm start', () => {
+  it('builds in two stages that install with npm ci and run the compiled server', () => {
     const dockerfile = readFileSync(new URL('docker/gateway.Dockerfile', root), 'utf8');
-    expect(dockerfile).toMatch(/^FROM node:20/m);
-    expect(dockerfile).toMatch(/^RUN npm ci\b/m);
-    expect(dockerfile).toMatch(/^CMD \["npm", "start"\]/m);
+    expect(dockerfile.match(/^FROM node:20\S* ?(AS build)?$/gm)).toHaveLength(2);
+    // The runtime stage installs only production dependencies; test/dockerfile-steps.test.ts runs these RUN lines.
+    expect(dockerfile).toMatch(/^RUN (--mount=\S+ )?npm ci --omit=dev\b/m);
+    expect(dockerfile).toMatch(/^COPY --from=build \/app\/dist \.\/dist$/m);
+    expect(dockerfile).toMatch(/^CMD \["node", "dist\/src\/server\.js"\]/m);
+    expect(dockerfile).toMatch(/^USER node$/m);
     expect(dockerfile).toMatch(/^COPY package\.json package-lock\.json/m);
     expect(readFileSync(new URL('docker/gateway.Dockerfile.dockerignore', root), 'utf8')).toMatch(/^node_modules$/m);
     expect(existsSync(new URL('package-lock.json', root))).toBe(true);

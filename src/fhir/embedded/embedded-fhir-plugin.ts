@@ -59,6 +59,11 @@ export const embeddedFhirPlugin: FastifyPluginAsync<EmbeddedFhirPluginOptions> =
     });
   }
 
+  const linkOrigin = (req: FastifyRequest): string => {
+    const protocol = req.protocol === 'https' ? 'https' : 'http';
+    return app.hostPolicy ? (app.hostPolicy.baseUrl(protocol, req.host) ?? '') : `${protocol}://${req.host}`;
+  };
+
   const handler = async (req: FastifyRequest, reply: FastifyReply) => {
     // The target below the prefix, read once and canonical: the guard decides on it and the server runs it.
     let url: string;
@@ -72,9 +77,10 @@ export const embeddedFhirPlugin: FastifyPluginAsync<EmbeddedFhirPluginOptions> =
       url,
       body: req.body,
       headers: req.headers as Record<string, string | undefined>,
-      // PUBLIC_BASE_URL, else an allowed Host; never a Host nobody vouched for (links are followed by clients).
-      // Without either, links are path-absolute, which a client resolves against the URL it asked.
-      baseUrl: `${app.hostPolicy?.baseUrl(req.protocol === 'https' ? 'https' : 'http', req.host) ?? ''}${prefix}`,
+      // In the gateway: PUBLIC_BASE_URL, else an allowed Host; never a Host nobody vouched for (links are followed
+      // by clients); without either, links are path-absolute, which a client resolves against the URL it asked.
+      // Registered on its own (no host policy), the plugin answers like HAPI: links on the request's Host.
+      baseUrl: `${linkOrigin(req)}${prefix}`,
       ownsBody: true,
     };
     const res = guard ? await guard(req, request, server.handle) : await server.handle(request);
