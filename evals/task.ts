@@ -1,6 +1,6 @@
 // The eval contract (inspect-ai shape): Task = dataset + solver + scorers. Types only, no implementation imports.
 import type { Resource } from '@medplum/fhirtypes';
-import type { FhirClient } from '../src/fhir/fhir-client.ts';
+import type { FhirClient } from '../src/fhir-client/fhir-client.ts';
 import type { ChatMessage } from '../src/openai/chat-request.ts';
 import type { Scenario } from './scenario.ts';
 

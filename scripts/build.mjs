@@ -17,9 +17,9 @@ execFileSync(process.execPath, [tsc, '-p', path.join(root, 'tsconfig.build.json'
 
 // Plain-JavaScript modules (the validation worker needs no TypeScript loader), and data read at run time.
 const ASSETS = [
-  'src/fhir/embedded/validation-worker.mjs',
-  'src/fhir/embedded/resource-verdict.mjs',
-  'src/fhir/embedded/resource-verdict.d.mts',
+  'src/fhir-server/validation-worker.mjs',
+  'src/fhir-server/resource-verdict.mjs',
+  'src/fhir-server/resource-verdict.d.mts',
   'fixtures/synthetic-ehr',
   'evals/suites/builtin.jsonl',
 ];

@@ -7,8 +7,8 @@ import { parseArgs } from 'node:util';
 import type { Bundle, Medication, MedicationRequest, Resource } from '@medplum/fhirtypes';
 import { generateMimicDemo } from '../fixtures/mimic/generate-mimic-demo.ts';
 import { loadSyntheticEhrBundles } from '../fixtures/synthetic-ehr.ts';
-import { createEmbeddedFhirServer } from '../src/fhir/embedded/embedded-fhir-server.ts';
-import { createMedplumFhirClient } from '../src/fhir/medplum-fhir-client.ts';
+import { createEmbeddedFhirServer } from '../src/fhir-server/embedded-fhir-server.ts';
+import { createMedplumFhirClient } from '../src/fhir-client/medplum-fhir-client.ts';
 import { executeTool, toolRegistry, type ToolContext } from '../tools/index.ts';
 
 const { values } = parseArgs({ options: { patients: { type: 'string', default: '30' } } });

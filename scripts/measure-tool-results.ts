@@ -9,8 +9,8 @@ import { parseArgs } from 'node:util';
 import { pathToFileURL } from 'node:url';
 import type { Bundle } from '@medplum/fhirtypes';
 import { generateMimicDemo } from '../fixtures/mimic/generate-mimic-demo.ts';
-import { createEmbeddedFhirServer } from '../src/fhir/embedded/embedded-fhir-server.ts';
-import { createMedplumFhirClient } from '../src/fhir/medplum-fhir-client.ts';
+import { createEmbeddedFhirServer } from '../src/fhir-server/embedded-fhir-server.ts';
+import { createMedplumFhirClient } from '../src/fhir-client/medplum-fhir-client.ts';
 import type { ToolContext, ToolResult } from '../tools/index.ts';
 
 const SEARCH_TOOLS = [

@@ -9,12 +9,12 @@ import { executeTool, openAiToolDefinitions, serverToolsFor, toolRegistry, tools
 import type { ServerTools } from './agent/tool-contract.ts';
 import type { AuditSink } from './audit/audit-trail.ts';
 import { buildApp, type AppDeps } from './app.ts';
-import { bootSmartFhirClient } from './boot-smart-fhir-client.ts';
-import { createMedplumFhirClient } from './fhir/medplum-fhir-client.ts';
-import { readSearchCapabilities } from './read-search-capabilities.ts';
+import { bootSmartFhirClient } from './compose/boot-smart-fhir-client.ts';
+import { createMedplumFhirClient } from './fhir-client/medplum-fhir-client.ts';
+import { readSearchCapabilities } from './compose/read-search-capabilities.ts';
 import type { Config } from './config.ts';
-import type { FhirClient } from './fhir/fhir-client.ts';
-import { readEhrBundles } from './fhir/loader/read-ehr-bundles.ts';
+import type { FhirClient } from './fhir-client/fhir-client.ts';
+import { readEhrBundles } from './fhir-loader/read-ehr-bundles.ts';
 import { createGatewayDeps, type GatewayDeps } from './gateway-deps.ts';
 import { mcpRoute } from './mcp/mcp-route.ts';
 import { mcpServerFactory } from './mcp/mcp-server-factory.ts';

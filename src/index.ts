@@ -10,8 +10,8 @@ export type { AgentAudit, AuditToolCall, StopReason } from './agent/agent-audit.
 export type { ExecuteToolFn, ServerTools, ToolContext, ToolResult, WrittenResource } from './agent/tool-contract.ts';
 export { createOpenAiCompatibleUpstream } from './upstream/openai-compatible-upstream.ts';
 export type { ModelUpstream, ChatParams, UpstreamCompletion, UpstreamDelta } from './upstream/model-upstream.ts';
-export { createMedplumFhirClient } from './fhir/medplum-fhir-client.ts';
-export type { FhirClient } from './fhir/fhir-client.ts';
-export { createEmbeddedFhirServer, type EmbeddedFhirServer } from './fhir/embedded/embedded-fhir-server.ts';
-export { embeddedFhirPlugin } from './fhir/embedded/embedded-fhir-plugin.ts';
+export { createMedplumFhirClient } from './fhir-client/medplum-fhir-client.ts';
+export type { FhirClient } from './fhir-client/fhir-client.ts';
+export { createEmbeddedFhirServer, type EmbeddedFhirServer } from './fhir-server/embedded-fhir-server.ts';
+export { embeddedFhirPlugin } from './fhir-server/embedded-fhir-plugin.ts';
 export { executeTool, openAiToolDefinitions, renderToolsMarkdownTable, toolRegistry, tools } from '../tools/index.ts';

@@ -5,7 +5,7 @@ import { composeGateway } from './compose-gateway.ts';
 import { ConfigError, configHelp, loadConfig } from './config.ts';
 import { PortInUseError, assertPortFree, toPortError } from './shared/assert-port-free.ts';
 import { LocalModelError } from './upstream/local/local-model-error.ts';
-import { EhrDirectoryError } from './fhir/loader/read-ehr-bundles.ts';
+import { EhrDirectoryError } from './fhir-loader/read-ehr-bundles.ts';
 
 export interface RunningServer {
   port: number;

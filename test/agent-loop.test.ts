@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAgentUpstream } from '../src/agent/create-agent-upstream.ts';
 import { createScriptedUpstream, toolCall } from '../src/agent/testing/scripted-upstream.ts';
-import type { FhirClient } from '../src/fhir/fhir-client.ts';
+import type { FhirClient } from '../src/fhir-client/fhir-client.ts';
 import { generated, script, streamed, toolMessages, toolNames, wireUsage, type Collected } from './support/agent-kit.ts';
 import { startGateway, type RunningGateway } from './support/gateway-harness.ts';
 

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAgentUpstream } from '../src/agent/create-agent-upstream.ts';
 import { buildApp } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';
-import type { FhirClient } from '../src/fhir/fhir-client.ts';
+import type { FhirClient } from '../src/fhir-client/fhir-client.ts';
 import type { ModelUpstream } from '../src/upstream/model-upstream.ts';
 import { createOpenAiCompatibleUpstream } from '../src/upstream/openai-compatible-upstream.ts';
 import { script, streamed } from './support/agent-kit.ts';

@@ -9,7 +9,7 @@ import { loadRun } from '../evals/report/merge-logs.ts';
 import { markdownReport } from '../evals/report/markdown-report.ts';
 import { htmlReport } from '../evals/report/html-report.ts';
 import { compareRuns } from '../evals/report/compare-runs.ts';
-import { ProgressBar } from '../evals/progress-bar.ts';
+import { ProgressBar } from '../evals/eval-progress-bar.ts';
 import { KeyedLock } from '../evals/environment/keyed-lock.ts';
 import { mabSeedTasks } from '../evals/medagentbench/seed-tasks.ts';
 

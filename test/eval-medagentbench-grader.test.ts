@@ -2,7 +2,7 @@
 // right, wrong and malformed answers and writes, category by category.
 import type { Resource } from '@medplum/fhirtypes';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { FhirClient } from '../src/fhir/fhir-client.ts';
+import type { FhirClient } from '../src/fhir-client/fhir-client.ts';
 import { medAgentBenchToScenario, type MedAgentBenchTask } from '../evals/medagentbench/task-file.ts';
 import { mabSeedTasks } from '../evals/medagentbench/seed-tasks.ts';
 import { caseOf, generateMabEhr } from '../evals/medagentbench/generate-ehr.ts';

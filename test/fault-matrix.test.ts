@@ -8,7 +8,7 @@
 // tool arguments and unknown tools go back to the model).
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createMedplumFhirClient } from '../src/fhir/medplum-fhir-client.ts';
+import { createMedplumFhirClient } from '../src/fhir-client/medplum-fhir-client.ts';
 import { createSseParser, MAX_SSE_EVENT_CHARS } from '../src/upstream/read-sse-batches.ts';
 import { generated, script, streamed, toolMessages, until } from './support/agent-kit.ts';
 import { startFakeFhirServer, type FakeFhirServer, type FhirFault } from './support/fake-fhir-server.ts';

@@ -16,7 +16,7 @@ import { readAgentBenchCsv } from '../evals/fhir-agentbench/read-agentbench-csv.
 import { generateMimicDemo } from '../fixtures/mimic/generate-mimic-demo.ts';
 import { composeGateway, type ComposedGateway } from '../src/compose-gateway.ts';
 import { loadConfig } from '../src/config.ts';
-import { createMedplumFhirClient } from '../src/fhir/medplum-fhir-client.ts';
+import { createMedplumFhirClient } from '../src/fhir-client/medplum-fhir-client.ts';
 import { runEvalCli } from './support/run-eval-cli.ts';
 
 const KEY = 'sk-agentbench-test-0123';

@@ -4,9 +4,9 @@
 // FUZZ_SEED and FUZZ_RUNS (cases across the three targets) override the defaults; `npm run fuzz` is the long run.
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createMedplumFhirClient } from '../src/fhir/medplum-fhir-client.ts';
+import { createMedplumFhirClient } from '../src/fhir-client/medplum-fhir-client.ts';
 import { MAX_SCHEMA_DEPTH } from '../src/openai/chat-request.ts';
-import { parseChatRequest } from '../src/openai/to-chat-params.ts';
+import { parseChatRequest } from '../src/http/to-chat-params.ts';
 import { fhirSearch } from './support/agent-kit.ts';
 import { startGateway, type RunningGateway } from './support/gateway-harness.ts';
 import { completionReply } from './support/upstream-replies.ts';

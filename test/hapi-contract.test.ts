@@ -4,9 +4,9 @@
 // the synthetic EHR), which parallel test files could not guarantee.
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { SYNTHETIC_EHR_DIR } from '../fixtures/synthetic-ehr.ts';
-import type { FhirClient } from '../src/fhir/fhir-client.ts';
-import { loadFhirFiles } from '../src/fhir/loader/load-fhir-files.ts';
-import { createMedplumFhirClient } from '../src/fhir/medplum-fhir-client.ts';
+import type { FhirClient } from '../src/fhir-client/fhir-client.ts';
+import { loadFhirFiles } from '../src/fhir-loader/load-fhir-files.ts';
+import { createMedplumFhirClient } from '../src/fhir-client/medplum-fhir-client.ts';
 import type { ProvidedHapiBackend } from './support/fhir-backends-setup.ts';
 import { describeLoaderContract } from './support/loader-contract.ts';
 import { describeMimicToolContract } from './support/mimic-tool-contract.ts';

@@ -5,15 +5,15 @@ import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import type { Bundle, BundleEntry, Resource } from '@medplum/fhirtypes';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FhirError, type FhirClient, type SearchParams } from '../src/fhir/fhir-client.ts';
-import { loadFhirFiles } from '../src/fhir/loader/load-fhir-files.ts';
-import { planLoadFiles } from '../src/fhir/loader/plan-load-files.ts';
-import { chooseId } from '../src/fhir/loader/prepare-entries.ts';
-import { formatFileSummary, formatLoadProgress, loadFraction } from '../src/fhir/loader/format-load-progress.ts';
-import { createReferenceResolver, emptyLocalIndex, indexResource } from '../src/fhir/loader/reference-resolver.ts';
-import { parseHeader, parseLoaderArgs } from '../src/fhir/loader/run-loader-cli.ts';
-import { derivedId, stableId } from '../src/fhir/loader/stable-id.ts';
-import { waitForServer } from '../src/fhir/loader/wait-for-server.ts';
+import { FhirError, type FhirClient, type SearchParams } from '../src/fhir-client/fhir-client.ts';
+import { loadFhirFiles } from '../src/fhir-loader/load-fhir-files.ts';
+import { planLoadFiles } from '../src/fhir-loader/plan-load-files.ts';
+import { chooseId } from '../src/fhir-loader/prepare-entries.ts';
+import { formatFileSummary, formatLoadProgress, loadFraction } from '../src/fhir-loader/format-load-progress.ts';
+import { createReferenceResolver, emptyLocalIndex, indexResource } from '../src/fhir-loader/reference-resolver.ts';
+import { parseHeader, parseLoaderArgs } from '../src/fhir-loader/run-loader-cli.ts';
+import { derivedId, stableId } from '../src/fhir-loader/stable-id.ts';
+import { waitForServer } from '../src/fhir-loader/wait-for-server.ts';
 import { createProgressBar } from '../src/shared/progress-bar.ts';
 
 /** A FhirClient over a Map; transactions are all-or-nothing and refuse unknown types, like a real server. */

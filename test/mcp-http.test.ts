@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { executeTool, toolRegistry, tools } from '../tools/index.ts';
 import { createApiKey } from '../src/auth/create-api-key.ts';
 import { IDEMPOTENCY_META } from '../src/mcp/mcp-server-factory.ts';
-import { createMedplumFhirClient } from '../src/fhir/medplum-fhir-client.ts';
+import { createMedplumFhirClient } from '../src/fhir-client/medplum-fhir-client.ts';
 import { writeApiKeysFile } from './support/api-keys-file.ts';
 import { startGateway, type RunningGateway } from './support/gateway-harness.ts';
 

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeMimicDemo } from '../fixtures/mimic/generate-mimic-demo.ts';
-import { createMedplumFhirClient } from '../src/fhir/medplum-fhir-client.ts';
+import { createMedplumFhirClient } from '../src/fhir-client/medplum-fhir-client.ts';
 import { startServer, type RunningServer } from '../src/server.ts';
 import { describeMimicLoadContract, ndjsonCounts, serverTotals } from './support/mimic-load-contract.ts';
 

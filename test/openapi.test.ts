@@ -6,7 +6,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { z } from 'zod';
 import type { AgentAudit, AgentStreamEvent } from '../src/agent/agent-audit.ts';
-import type { fhirAgentAuditSchema, fhirAgentEventSchema } from '../src/agent/agent-audit-schema.ts';
+import type { fhirAgentAuditSchema, fhirAgentEventSchema } from '../src/agent/agent-trace-schema.ts';
 import type { readinessReportSchema } from '../src/openapi/service-schemas.ts';
 import type { ReadinessReport } from '../src/readiness/readiness-check.ts';
 import { script, wireUsage } from './support/agent-kit.ts';

@@ -2,7 +2,7 @@
 // admitted in any 60 s, and Retry-After is the time until the oldest admitted request leaves the window.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { createRateLimiter } from '../src/http/rate-limiter.ts';
+import { createRateLimiter } from '../src/rate-limit/in-process-rate-limit.ts';
 
 const clocked = (perMinute: number, maxKeys?: number) => {
   let t = 1_700_000_000_000;

@@ -4,7 +4,7 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.ts';
-import { createRateLimiter } from '../src/http/rate-limiter.ts';
+import { createRateLimiter } from '../src/rate-limit/in-process-rate-limit.ts';
 import { createRedisOutageLog } from '../src/redis/redis-outage-log.ts';
 import { createRedisRateLimit, rateLimitKey } from '../src/redis/redis-rate-limit.ts';
 import { redisReadinessCheck } from '../src/redis/redis-readiness-check.ts';

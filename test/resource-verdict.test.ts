@@ -3,8 +3,8 @@
 import { validateResource } from '@medplum/core';
 import type { Resource } from '@medplum/fhirtypes';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ensureFhirDefinitions } from '../src/fhir/embedded/fhir-definitions.ts';
-import { MAX_DEPTH, assertNotTooDeep, validateFhirResource, verdictOf } from '../src/fhir/embedded/resource-verdict.mjs';
+import { ensureFhirDefinitions } from '../src/fhir-server/fhir-definitions.ts';
+import { MAX_DEPTH, assertNotTooDeep, validateFhirResource, verdictOf } from '../src/fhir-server/resource-verdict.mjs';
 
 const nestedExtensions = (levels: number): Resource => {
   let e: Record<string, unknown> = { url: 'http://e.org/x', valueString: 'x' };

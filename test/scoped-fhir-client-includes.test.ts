@@ -9,7 +9,7 @@ import type { AuditTrail } from '../src/audit/audit-trail.ts';
 import type { KeyAccess } from '../src/auth/key-access.ts';
 import { createScopedFhirClient } from '../src/auth/scoped-fhir-client.ts';
 import { scopeGrantSchema } from '../src/auth/smart-scope.ts';
-import type { FhirClient, SearchResult } from '../src/fhir/fhir-client.ts';
+import type { FhirClient, SearchResult } from '../src/fhir-client/fhir-client.ts';
 
 const order: Resource = {
   resourceType: 'MedicationRequest',

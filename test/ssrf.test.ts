@@ -3,8 +3,8 @@
 // nothing); image URLs go upstream as text and are never fetched; tool arguments cannot reshape a FHIR request.
 import type { Bundle } from '@medplum/fhirtypes';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FhirError } from '../src/fhir/fhir-client.ts';
-import { createMedplumFhirClient } from '../src/fhir/medplum-fhir-client.ts';
+import { FhirError } from '../src/fhir-client/fhir-client.ts';
+import { createMedplumFhirClient } from '../src/fhir-client/medplum-fhir-client.ts';
 import { probeHttp } from '../src/readiness/probe-http.ts';
 import { detectDialect } from '../src/upstream/dialects/detect-dialect.ts';
 import { executeTool } from '../tools/index.ts';

@@ -4,10 +4,10 @@
 import type { Bundle, Observation } from '@medplum/fhirtypes';
 import Fastify from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { embeddedFhirPlugin } from '../src/fhir/embedded/embedded-fhir-plugin.ts';
-import { createEmbeddedFhirServer } from '../src/fhir/embedded/embedded-fhir-server.ts';
-import type { FhirClient } from '../src/fhir/fhir-client.ts';
-import { createMedplumFhirClient } from '../src/fhir/medplum-fhir-client.ts';
+import { embeddedFhirPlugin } from '../src/fhir-server/embedded-fhir-plugin.ts';
+import { createEmbeddedFhirServer } from '../src/fhir-server/embedded-fhir-server.ts';
+import type { FhirClient } from '../src/fhir-client/fhir-client.ts';
+import { createMedplumFhirClient } from '../src/fhir-client/medplum-fhir-client.ts';
 import { executeTool } from '../tools/index.ts';
 import { estimateTokens, fitToBudget } from '../tools/tool-result-budget.ts';
 import type { ToolContext } from '../tools/tool.ts';

@@ -3,9 +3,9 @@
 // real server.
 import Fastify from 'fastify';
 import { loadSyntheticEhrBundles } from '../fixtures/synthetic-ehr.ts';
-import { embeddedFhirPlugin } from '../src/fhir/embedded/embedded-fhir-plugin.ts';
-import { createEmbeddedFhirServer } from '../src/fhir/embedded/embedded-fhir-server.ts';
-import { createMedplumFhirClient } from '../src/fhir/medplum-fhir-client.ts';
+import { embeddedFhirPlugin } from '../src/fhir-server/embedded-fhir-plugin.ts';
+import { createEmbeddedFhirServer } from '../src/fhir-server/embedded-fhir-server.ts';
+import { createMedplumFhirClient } from '../src/fhir-client/medplum-fhir-client.ts';
 import { describeMimicToolContract } from './support/mimic-tool-contract.ts';
 import { describeToolContract } from './support/tool-contract.ts';
 

@@ -3,7 +3,7 @@
 // live here once.
 import type { Resource } from '@medplum/fhirtypes';
 import { z } from 'zod';
-import type { SearchParams, SearchResult } from '../src/fhir/fhir-client.ts';
+import type { SearchParams, SearchResult } from '../src/fhir-client/fhir-client.ts';
 import { decodeContinuation, encodeContinuation } from './continuation-handle.ts';
 import { referenceNames, type ReferenceNames } from './reference-names.ts';
 import { searchByDrugName } from './search-by-drug-name.ts';

@@ -5,7 +5,7 @@
 // the name. Drugs also come from the Medication catalogue, where MIMIC keeps names as identifiers.
 import type { CodeableConcept, Resource } from '@medplum/fhirtypes';
 import { z } from 'zod';
-import type { SearchParams } from '../src/fhir/fhir-client.ts';
+import type { SearchParams } from '../src/fhir-client/fhir-client.ts';
 import { conceptName, isNameSystem } from './medication-name.ts';
 import { fold, medicationsNamed } from './medications-named.ts';
 import { toolErrorResult } from './tool-error-result.ts';

@@ -1,6 +1,6 @@
 // The FHIR tools' public surface: the agent loop, the eval harness and the README use only this module.
 export { executeTool } from './execute-tool.ts';
-export { searchCapabilitiesOf, type SearchCapabilities } from '../src/fhir/search-capabilities-of.ts';
+export { searchCapabilitiesOf, type SearchCapabilities } from '../src/fhir-client/search-capabilities-of.ts';
 export { serverToolsFor, unavailableReason } from './server-tools-for.ts';
 export { toolsForScopes } from './tools-for-scopes.ts';
 export { openAiToolDefinitions, tools, toOpenAiTool, type OpenAiTool } from './openai-tool-definitions.ts';

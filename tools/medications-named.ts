@@ -2,7 +2,7 @@
 // a mix's ingredients, so the catalogue is read (bounded, in large pages) and matched here. The catalogue is kept
 // per FHIR client for a few minutes: a client is one caller's view, so nothing crosses callers.
 import type { Coding, Medication } from '@medplum/fhirtypes';
-import type { FhirClient } from '../src/fhir/fhir-client.ts';
+import type { FhirClient } from '../src/fhir-client/fhir-client.ts';
 import { tokenOf } from './medication-code-names.ts';
 import { codeKey, medicationName } from './medication-name.ts';
 import type { ToolContext } from './tool.ts';

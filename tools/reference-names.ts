@@ -4,7 +4,7 @@
 // keep their references and the tool still answers.
 import type { Medication, Resource } from '@medplum/fhirtypes';
 import { collectReferences } from '../src/fhir/collect-references.ts';
-import type { SearchResult } from '../src/fhir/fhir-client.ts';
+import type { SearchResult } from '../src/fhir-client/fhir-client.ts';
 import { medicationCodeNames } from './medication-code-names.ts';
 import { medicationName, type ReferenceNames } from './medication-name.ts';
 import type { ToolContext } from './tool.ts';

@@ -4,7 +4,7 @@
 // (`code:text`), and last the newest ones matched here by the names the summaries show, for drugs coded in ways
 // the catalogue does not know. The union is sorted as the tool sorts and filtered by name once more.
 import type { Resource } from '@medplum/fhirtypes';
-import type { SearchParams, SearchResult } from '../src/fhir/fhir-client.ts';
+import type { SearchParams, SearchResult } from '../src/fhir-client/fhir-client.ts';
 import { medicationsNamed, fold } from './medications-named.ts';
 import { referenceNames, type ReferenceNames } from './reference-names.ts';
 import type { ToolContext } from './tool.ts';

@@ -2,10 +2,10 @@
 // only the parameters the server declares for its type (a filter it cannot apply is left out and the result says
 // so), a tool whose type the server cannot search by patient is not offered, and the description the model sees
 // names the filters the server lacks.
-import type { SearchParams } from '../src/fhir/fhir-client.ts';
+import type { SearchParams } from '../src/fhir-client/fhir-client.ts';
 
-export type { SearchCapabilities } from '../src/fhir/search-capabilities-of.ts';
-import type { SearchCapabilities } from '../src/fhir/search-capabilities-of.ts';
+export type { SearchCapabilities } from '../src/fhir-client/search-capabilities-of.ts';
+import type { SearchCapabilities } from '../src/fhir-client/search-capabilities-of.ts';
 
 /** Parameters every server takes whatever it declares: paging, includes, totals and ids. */
 const ALWAYS = new Set(['_count', '_include', '_include:iterate', '_revinclude', '_total', '_summary', '_elements', '_id', '_lastUpdated']);

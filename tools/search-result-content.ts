@@ -1,6 +1,6 @@
 // The shape every search tool returns: counts first, so a model can tell "none" from "more than shown".
 import type { Resource } from '@medplum/fhirtypes';
-import type { SearchResult } from '../src/fhir/fhir-client.ts';
+import type { SearchResult } from '../src/fhir-client/fhir-client.ts';
 import type { ReferenceNames } from './reference-names.ts';
 import { summarizeResource } from './summarize-resource.ts';
 

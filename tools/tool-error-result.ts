@@ -1,6 +1,6 @@
 // Failures as values: every error a tool can meet becomes a ToolResult the model can read and act on.
 import { z } from 'zod';
-import { FhirError } from '../src/fhir/fhir-client.ts';
+import { FhirError } from '../src/fhir-client/fhir-client.ts';
 import type { ToolContext, ToolErrorCode, ToolResult } from './tool.ts';
 
 type ToolFailure = Extract<ToolResult, { ok: false }>;

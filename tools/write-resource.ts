@@ -3,7 +3,7 @@
 // arguments: a retried call never writes twice, and another conversation's `call_0` is never mistaken for it.
 import { createHash } from 'node:crypto';
 import type { Identifier, Resource } from '@medplum/fhirtypes';
-import type { FhirRequestTrace } from '../src/fhir/fhir-client.ts';
+import type { FhirRequestTrace } from '../src/fhir-client/fhir-client.ts';
 import { summarizeResource } from './summarize-resource.ts';
 import { toolErrorResult, toolFailure } from './tool-error-result.ts';
 import type { ToolContext, ToolResult } from './tool.ts';

@@ -5,9 +5,9 @@ import type { Bundle } from '@medplum/fhirtypes';
 import { pino } from 'pino';
 import { composeGateway, type ComposedGateway } from '../../src/compose-gateway.ts';
 import { loadConfig } from '../../src/config.ts';
-import type { EmbeddedFhirServer } from '../../src/fhir/embedded/embedded-fhir-server.ts';
-import type { FhirClient } from '../../src/fhir/fhir-client.ts';
-import { createMedplumFhirClient } from '../../src/fhir/medplum-fhir-client.ts';
+import type { EmbeddedFhirServer } from '../../src/fhir-server/embedded-fhir-server.ts';
+import type { FhirClient } from '../../src/fhir-client/fhir-client.ts';
+import { createMedplumFhirClient } from '../../src/fhir-client/medplum-fhir-client.ts';
 import { cleanupEnvironment, forkEnvironment, type ClientFactory, type FhirEnvironment } from './fhir-environment.ts';
 
 export interface EnvironmentSpec {

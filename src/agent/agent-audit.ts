@@ -1,6 +1,6 @@
 // The agent loop's contract: the `fhir_agent` extension (audit trail) and the injected tool executor.
 // Types only. Field names are snake_case because they go on the wire as they are.
-import type { FhirRequestTrace } from '../fhir/fhir-client.ts';
+import type { FhirRequestTrace } from '../fhir-client/fhir-client.ts';
 import type { ToolErrorCode, WrittenResource } from './tool-contract.ts';
 import type { FinishReason, Usage } from '../upstream/model-upstream.ts';
 

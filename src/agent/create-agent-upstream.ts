@@ -1,4 +1,4 @@
-import type { FhirClient } from '../fhir/fhir-client.ts';
+import type { FhirClient } from '../fhir-client/fhir-client.ts';
 import type { FunctionTool } from '../openai/chat-request.ts';
 import { isJsonMode } from '../openai/is-json-mode.ts';
 import type { CallOptions, ChatParams, ModelUpstream, UpstreamCompletion, UpstreamDelta } from '../upstream/model-upstream.ts';

@@ -1,4 +1,4 @@
-import type { FhirClient, FhirRequestTrace } from '../fhir/fhir-client.ts';
+import type { FhirClient, FhirRequestTrace } from '../fhir-client/fhir-client.ts';
 import type { ToolResult } from './tool-contract.ts';
 import type { ToolCall } from '../openai/chat-request.ts';
 import type { AuditToolCall, ExecuteToolFn } from './agent-audit.ts';

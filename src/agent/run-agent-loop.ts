@@ -1,4 +1,4 @@
-import type { FhirClient } from '../fhir/fhir-client.ts';
+import type { FhirClient } from '../fhir-client/fhir-client.ts';
 import type { ChatParams, UpstreamCompletion, Usage } from '../upstream/model-upstream.ts';
 import type { ChatMessage, FunctionTool, ToolCall } from '../openai/chat-request.ts';
 import { isJsonMode } from '../openai/is-json-mode.ts';

@@ -1,6 +1,6 @@
 // The contract between the agent loop and the FHIR tools it runs server-side. Types only: tools/ implements it,
 // the loop consumes it, and the composition root (src/compose-gateway.ts) is the one place that joins the two.
-import type { FhirClient, FhirRequestTrace } from '../fhir/fhir-client.ts';
+import type { FhirClient, FhirRequestTrace } from '../fhir-client/fhir-client.ts';
 import type { FunctionTool } from '../openai/chat-request.ts';
 
 export interface ToolContext {

@@ -1,5 +1,5 @@
 // AUDIT_SINK → the sink: a file, the FHIR server the gateway uses (through its raw, unaudited client), or none.
-import type { FhirClient } from '../fhir/fhir-client.ts';
+import type { FhirClient } from '../fhir-client/fhir-client.ts';
 import { ConfigError } from '../shared/config-error.ts';
 import type { AuditSink } from './audit-trail.ts';
 import { createFhirAuditSink } from './fhir-audit-sink.ts';

@@ -4,7 +4,7 @@
 // exist (a refused read of a made-up id, a deleted resource); such a record is stored again with each reference
 // as an identifier and as the entity's name, found by `AuditEvent?entity-name:exact=Patient/x` (any server).
 import type { AuditEvent } from '@medplum/fhirtypes';
-import { FhirError, type FhirClient } from '../fhir/fhir-client.ts';
+import { FhirError, type FhirClient } from '../fhir-client/fhir-client.ts';
 import type { AuditSink } from './audit-trail.ts';
 
 const REFERENCE_SYSTEM = 'urn:fhir-agent-gateway:reference';

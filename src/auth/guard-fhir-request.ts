@@ -5,7 +5,7 @@ import { forbidden } from '@medplum/core';
 import type { Bundle, Resource } from '@medplum/fhirtypes';
 import type { AuditFacts } from '../audit/audit-event.ts';
 import type { AuditTrail } from '../audit/audit-trail.ts';
-import type { EmbeddedFhirRequest, EmbeddedFhirResponse } from '../fhir/embedded/embedded-fhir-server.ts';
+import type { EmbeddedFhirRequest, EmbeddedFhirResponse } from '../fhir-server/embedded-fhir-server.ts';
 import { withDiagnostics } from '../fhir/with-diagnostics.ts';
 import { authorizeInteraction } from './authorize-interaction.ts';
 import { classifyFhirRequest } from './classify-fhir-request.ts';

@@ -2,7 +2,7 @@
 // what its scopes allow on the type, and for patient/ scopes only its patients' resources plus shared data (types
 // no patient owns, such as Medication). The same decision as the tools' (decideAccess), made once per type.
 import type { Resource } from '@medplum/fhirtypes';
-import type { RepositoryAccess, RepositoryWrite } from '../fhir/embedded/repository-access.ts';
+import type { RepositoryAccess, RepositoryWrite } from '../fhir-server/repository-access.ts';
 import { decideAccess, type AccessDecision, type KeyAccess } from './key-access.ts';
 import { isSharedType, withinPatients } from './patient-compartment.ts';
 

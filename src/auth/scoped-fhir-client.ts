@@ -13,13 +13,13 @@ import {
   type SearchOptions,
   type SearchParams,
   type SearchResult,
-} from '../fhir/fhir-client.ts';
+} from '../fhir-client/fhir-client.ts';
 import { withDiagnostics } from '../fhir/with-diagnostics.ts';
 import { authorizeInteraction, unauthorizedInclude, unauthorizedResult } from './authorize-interaction.ts';
 import { classifyFhirRequest, type FhirRequestInteraction } from './classify-fhir-request.ts';
 import { decideAccess, type KeyAccess } from './key-access.ts';
 import { isSharedType, patientIdsOf, searchPatientIds } from './patient-compartment.ts';
-import { findSearchParameter } from '../fhir/embedded/search-values.ts';
+import { findSearchParameter } from '../fhir-server/search-values.ts';
 
 export interface ScopedFhirClientOptions {
   fhir: FhirClient;

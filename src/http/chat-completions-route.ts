@@ -2,9 +2,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { KeyAccess } from '../auth/key-access.ts';
 import { ApiError, NO_RETRY } from '../openai/api-error.ts';
-import { toChatCompletion } from '../openai/chat-completion.ts';
+import { toChatCompletion } from './to-chat-completion.ts';
 import { isJsonMode } from '../openai/is-json-mode.ts';
-import { parseChatRequest, toChatParams } from '../openai/to-chat-params.ts';
+import { parseChatRequest, toChatParams } from './to-chat-params.ts';
 import type { CallOptions, ChatParams, ModelUpstream } from '../upstream/model-upstream.ts';
 import { createChunkEncoder } from './chunk-encoder.ts';
 import { toApiError } from './error-handler.ts';

@@ -1,6 +1,6 @@
 // Normalised deltas → `chat.completion.chunk` objects, enforcing the stream contract: role first, reasoning, then
 // content, tool calls in OpenAI's delta format, one empty-delta chunk with finish_reason per choice, usage last.
-import { invalidJsonOutput, toWireUsage } from '../openai/chat-completion.ts';
+import { invalidJsonOutput, toWireUsage } from './to-chat-completion.ts';
 import { extractJson } from '../openai/extract-json.ts';
 import { sumUsage } from '../upstream/sum-usage.ts';
 import type { UpstreamDelta, Usage } from '../upstream/model-upstream.ts';

@@ -6,7 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Registry } from 'prom-client';
 import { sha256Of } from '../auth/api-keys-file.ts';
 import { ApiError } from '../openai/api-error.ts';
-import { bearerToken } from './api-key-checker.ts';
+import { bearerToken } from '../auth/api-key-resolver.ts';
 
 const isLoopback = (address: string | undefined) =>
   !!address && (address.startsWith('127.') || address === '::1' || address.startsWith('::ffff:127.'));

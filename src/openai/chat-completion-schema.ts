@@ -41,7 +41,7 @@ const toolCallDelta = z.object({
 
 /**
  * The response and the stream chunk, with the gateway's `fhir_agent` extension (the agent's trace and its stream
- * event, src/agent/agent-audit-schema.ts) passed in, so the wire layer imports no agent code.
+ * event, src/agent/agent-trace-schema.ts) passed in, so the wire layer imports no agent code.
  */
 export function chatCompletionSchemas(o: { trace: z.ZodType; event: z.ZodType }) {
   const chatCompletionSchema = z.looseObject({

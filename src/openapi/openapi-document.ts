@@ -2,7 +2,7 @@
 // (z.toJSONSchema, JSON Schema 2020-12 as OpenAPI 3.1 uses it). The request schema is the input side (what a
 // client may send, defaults optional); responses are the output side.
 import { z } from 'zod';
-import { fhirAgentAuditSchema, fhirAgentEventSchema } from '../agent/agent-audit-schema.ts';
+import { fhirAgentAuditSchema, fhirAgentEventSchema } from '../agent/agent-trace-schema.ts';
 import { chatCompletionSchemas, usageSchema } from '../openai/chat-completion-schema.ts';
 import { chatRequestSchema } from '../openai/chat-request.ts';
 import { errorEnvelopeSchema } from '../openai/error-envelope.ts';

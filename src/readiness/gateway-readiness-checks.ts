@@ -1,7 +1,7 @@
 // The gateway's readiness checks, from its configuration: the upstream answers GET /models (or the in-process model
 // is loaded), and the FHIR server answers GET /metadata (the embedded one in process). What was injected instead
 // (a test's model or FHIR client) cannot be probed, and says so.
-import type { EmbeddedFhirServer } from '../fhir/embedded/embedded-fhir-server.ts';
+import type { EmbeddedFhirServer } from '../fhir-server/embedded-fhir-server.ts';
 import { probeHttp } from './probe-http.ts';
 import type { ReadinessCheck } from './readiness-check.ts';
 

@@ -5,7 +5,7 @@ import { once } from 'node:events';
 import type { FastifyBaseLogger } from 'fastify';
 import { Redis } from 'ioredis';
 import type { ToolResultCache } from '../agent/tool-result-cache.ts';
-import type { RateLimit } from '../http/rate-limit.ts';
+import type { RateLimit } from '../rate-limit/rate-limit.ts';
 import type { ReadinessCheck } from '../readiness/readiness-check.ts';
 import { createRedisOutageLog } from './redis-outage-log.ts';
 import { createRedisRateLimit } from './redis-rate-limit.ts';

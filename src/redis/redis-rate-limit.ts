@@ -3,7 +3,7 @@
 // Redis's own clock (TIME) is used, so replicas with skewed clocks still agree.
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import type { RateDecision, RateLimit } from '../http/rate-limit.ts';
+import type { RateDecision, RateLimit } from '../rate-limit/rate-limit.ts';
 import { redisReady, type RedisOutageLog } from './redis-outage-log.ts';
 
 const WINDOW_MS = 60_000;

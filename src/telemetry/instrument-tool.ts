@@ -10,7 +10,7 @@ import {
   ATTR_SERVER_ADDRESS,
 } from '@opentelemetry/semantic-conventions';
 import type { ExecuteToolFn, ServerTools } from '../agent/tool-contract.ts';
-import type { FhirRequestTrace } from '../fhir/fhir-client.ts';
+import type { FhirRequestTrace } from '../fhir-client/fhir-client.ts';
 import { GEN_AI } from './gen-ai-attributes.ts';
 import { currentStepSlot } from './step-slot.ts';
 import type { Telemetry } from './telemetry.ts';

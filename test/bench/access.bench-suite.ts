@@ -9,7 +9,7 @@ import { keyRepositoryAccess } from '../../src/auth/key-repository-access.ts';
 import { scopeGrantSchema } from '../../src/auth/smart-scope.ts';
 import { composeGateway } from '../../src/compose-gateway.ts';
 import { loadConfig } from '../../src/config.ts';
-import { createEmbeddedFhirServer } from '../../src/fhir/embedded/embedded-fhir-server.ts';
+import { createEmbeddedFhirServer } from '../../src/fhir-server/embedded-fhir-server.ts';
 import type { BenchRow, BenchSuite } from './bench-row.ts';
 import { syntheticStore } from './fhir-search.bench-suite.ts';
 import { percentile } from './latency.ts';

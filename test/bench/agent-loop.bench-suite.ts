@@ -3,7 +3,7 @@
 // 1. Overhead per step: REQUESTS requests of STEPS steps (a tool call on every step but the last) against the
 //    same number of direct calls of the fake upstream and fake tool. Goal < 1 ms per step.
 // 2. Parallel tools: one turn with 3 calls of 50 ms each against 3 × the measured time of a single call.
-import type { FhirClient } from '../../src/fhir/fhir-client.ts';
+import type { FhirClient } from '../../src/fhir-client/fhir-client.ts';
 import type { AgentLimits, ExecuteToolFn } from '../../src/agent/agent-audit.ts';
 import { createAgentUpstream } from '../../src/agent/create-agent-upstream.ts';
 import type { ChatMessage, FunctionTool } from '../../src/openai/chat-request.ts';

@@ -1,7 +1,7 @@
 // Embedded FHIR server: a patient-scoped search (Observation?patient&code&_sort=-date) through handle(),
 // against a baseline that answers the same query by a linear scan of the same resources in the same run.
 import type { Bundle, Observation, Patient, Resource } from '@medplum/fhirtypes';
-import { createEmbeddedFhirServer } from '../../src/fhir/embedded/embedded-fhir-server.ts';
+import { createEmbeddedFhirServer } from '../../src/fhir-server/embedded-fhir-server.ts';
 import type { BenchRow, BenchSuite } from './bench-row.ts';
 import { sampleLatency } from './latency.ts';
 

@@ -8,7 +8,7 @@ import { cpus } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { Redis } from 'ioredis';
-import { createRateLimiter } from '../../src/http/rate-limiter.ts';
+import { createRateLimiter } from '../../src/rate-limit/in-process-rate-limit.ts';
 import { createRedisOutageLog } from '../../src/redis/redis-outage-log.ts';
 import { createRedisRateLimit } from '../../src/redis/redis-rate-limit.ts';
 import { startReplicas, type Replica } from '../support/gateway-replicas.ts';

@@ -1,7 +1,7 @@
 // The documented answer shapes, as checks that return what is wrong (undefined when nothing is): the OpenAI error
 // envelope and chat completion (JSON and SSE) on /v1, OperationOutcome and resources on /fhir, ToolResult for tools.
 import { z } from 'zod';
-import { toolErrorCodeSchema } from '../../src/agent/agent-audit-schema.ts';
+import { toolErrorCodeSchema } from '../../src/agent/agent-trace-schema.ts';
 
 const openAiError = z.strictObject({
   error: z.strictObject({

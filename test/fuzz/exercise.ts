@@ -1,6 +1,6 @@
 // One fuzz case against each surface, judged against its documented envelope: the gateway's /v1 and /fhir over
 // HTTP, and executeTool in process.
-import type { FhirClient } from '../../src/fhir/fhir-client.ts';
+import type { FhirClient } from '../../src/fhir-client/fhir-client.ts';
 import { executeTool } from '../../tools/index.ts';
 import { stepReply } from '../support/agent-kit.ts';
 import type { RunningGateway } from '../support/gateway-harness.ts';

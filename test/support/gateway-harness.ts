@@ -3,7 +3,7 @@ import OpenAI from 'openai';
 import { pino } from 'pino';
 import { composeGateway, type ComposeGatewayOptions } from '../../src/compose-gateway.ts';
 import { loadConfig } from '../../src/config.ts';
-import type { EmbeddedFhirServer } from '../../src/fhir/embedded/embedded-fhir-server.ts';
+import type { EmbeddedFhirServer } from '../../src/fhir-server/embedded-fhir-server.ts';
 import { startFakeUpstream, type FakeHandler, type FakeUpstream } from './fake-upstream.ts';
 
 export const TEST_KEY = 'sk-test-0123456789';

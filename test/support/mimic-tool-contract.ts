@@ -17,7 +17,7 @@ import type {
 } from '@medplum/fhirtypes';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateMimicDemo } from '../../fixtures/mimic/generate-mimic-demo.ts';
-import type { FhirClient, FhirRequestTrace, SearchResult } from '../../src/fhir/fhir-client.ts';
+import type { FhirClient, FhirRequestTrace, SearchResult } from '../../src/fhir-client/fhir-client.ts';
 import { executeTool } from '../../tools/index.ts';
 import type { ToolContext } from '../../tools/tool.ts';
 

@@ -8,8 +8,8 @@ import type { AddressInfo } from 'node:net';
 import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import { createRemoteJWKSet, exportJWK, generateKeyPair, jwtVerify, type JWK } from 'jose';
 import Provider from 'oidc-provider';
-import { embeddedFhirPlugin } from '../../src/fhir/embedded/embedded-fhir-plugin.ts';
-import type { EmbeddedFhirServer } from '../../src/fhir/embedded/embedded-fhir-server.ts';
+import { embeddedFhirPlugin } from '../../src/fhir-server/embedded-fhir-plugin.ts';
+import type { EmbeddedFhirServer } from '../../src/fhir-server/embedded-fhir-server.ts';
 import { scopesAllow } from '../../tools/tools-for-scopes.ts';
 
 type Store = Map<string, unknown>;

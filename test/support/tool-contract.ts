@@ -2,7 +2,7 @@
 // synthetic EHR (some patients with observations) and discovers the rest through the tools themselves.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { FhirRequestTrace } from '../../src/fhir/fhir-client.ts';
+import type { FhirRequestTrace } from '../../src/fhir-client/fhir-client.ts';
 import { executeTool, toolRegistry } from '../../tools/index.ts';
 import type { ToolContext, ToolResult } from '../../tools/tool.ts';
 

@@ -3,7 +3,7 @@
 // (Medication, Location, Organization…), as HAPI does. Paged with _count/_offset links; _since and _type filter.
 import { OperationOutcomeError, badRequest, isResourceType, notFound } from '@medplum/core';
 import type { Bundle, BundleLink, Resource } from '@medplum/fhirtypes';
-import { collectReferences } from '../collect-references.ts';
+import { collectReferences } from '../fhir/collect-references.ts';
 import { pageLinks } from './execute-search.ts';
 import { normaliseReference } from './search-values.ts';
 import { nonNegativeInt, type SearchLimits } from './parse-search-query.ts';

@@ -1,5 +1,5 @@
 // The loader's progress line, for the shared progress bar (src/shared/progress-bar.ts).
-import { drawBar, formatDuration } from '../../shared/progress-bar.ts';
+import { drawBar, formatDuration } from '../shared/progress-bar.ts';
 import type { FileLoadSummary, LoadProgress } from './load-report.ts';
 
 /** Entries done out of the (possibly estimated) total, 0 to 1. */

@@ -1,7 +1,7 @@
 // Constant-time API key lookup: every configured key is compared (no early exit) over equal-length digests.
 import { timingSafeEqual } from 'node:crypto';
-import { sha256Of, type ApiKeyEntry } from '../auth/api-keys-file.ts';
-import type { KeyAccess } from '../auth/key-access.ts';
+import { sha256Of, type ApiKeyEntry } from './api-keys-file.ts';
+import type { KeyAccess } from './key-access.ts';
 
 /** The presented key's access, or undefined when it is no configured key. */
 export function createApiKeyResolver(entries: ApiKeyEntry[]): (presented: string | undefined) => KeyAccess | undefined {

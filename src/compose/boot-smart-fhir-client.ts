@@ -2,13 +2,13 @@
 // so a bad key, an unreachable or refusing authorisation server or an unknown client stops the start with one line
 // naming the variable to fix (ConfigError: exit 78). What the server granted decides which tools are offered.
 import type { FastifyBaseLogger } from 'fastify';
-import { ConfigError, type Config } from './config.ts';
-import type { FhirClient } from './fhir/fhir-client.ts';
-import { createMedplumFhirClient } from './fhir/medplum-fhir-client.ts';
-import { createSmartBackendAuth, type SmartBackendAuth } from './fhir/smart/create-smart-backend-auth.ts';
-import { discoverTokenUrl } from './fhir/smart/discover-token-url.ts';
-import { FhirAuthError } from './fhir/smart/fhir-auth.ts';
-import { readPrivateKey } from './fhir/smart/read-private-key.ts';
+import { ConfigError, type Config } from '../config.ts';
+import type { FhirClient } from '../fhir-client/fhir-client.ts';
+import { createMedplumFhirClient } from '../fhir-client/medplum-fhir-client.ts';
+import { createSmartBackendAuth, type SmartBackendAuth } from '../fhir-client/smart/create-smart-backend-auth.ts';
+import { discoverTokenUrl } from '../fhir-client/smart/discover-token-url.ts';
+import { FhirAuthError } from '../fhir-client/smart/fhir-auth.ts';
+import { readPrivateKey } from '../fhir-client/smart/read-private-key.ts';
 
 export interface SmartFhirClient {
   fhir: FhirClient;

@@ -18,8 +18,8 @@ import { FhirRepository, type ReadHistoryOptions, type RepositoryMode } from '@m
 import { applyPatch, type Operation } from 'rfc6902';
 import type { Bundle, OperationOutcome, Reference, Resource } from '@medplum/fhirtypes';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
-import { FHIR_ID } from '../fhir-id.ts';
-import { withDiagnostics } from '../with-diagnostics.ts';
+import { FHIR_ID } from '../fhir/fhir-id.ts';
+import { withDiagnostics } from '../fhir/with-diagnostics.ts';
 import { executeSearch } from './execute-search.ts';
 import { parseSearchQuery, type SearchLimits } from './parse-search-query.ts';
 import { patientEverything } from './patient-everything.ts';

@@ -1,6 +1,6 @@
 // Entry point of `npm run load`; see run-loader-cli.ts for the behaviour.
-import { createMedplumFhirClient } from './medplum-fhir-client.ts';
-import { runLoaderCli } from './loader/run-loader-cli.ts';
+import { createMedplumFhirClient } from '../fhir-client/medplum-fhir-client.ts';
+import { runLoaderCli } from './run-loader-cli.ts';
 
 const code = await runLoaderCli(process.argv.slice(2), {
   env: process.env,

@@ -2,9 +2,9 @@
 // report is absent (null in a stream's usage chunk), never zeros: `usage_reported: false` says why.
 import type { UpstreamCompletion, Usage } from '../upstream/model-upstream.ts';
 import { sumUsage } from '../upstream/sum-usage.ts';
-import { ApiError } from './api-error.ts';
-import type { WireUsage } from './chat-completion-schema.ts';
-import { extractJson } from './extract-json.ts';
+import { ApiError } from '../openai/api-error.ts';
+import type { WireUsage } from '../openai/chat-completion-schema.ts';
+import { extractJson } from '../openai/extract-json.ts';
 
 /** Null when unknown: OpenAI's own types allow a null (stream) or absent (response) usage, not invented numbers. */
 export function toWireUsage(u: Usage | null): WireUsage | null {

@@ -3,7 +3,7 @@
 // A transaction packing several independent groups (reference cycles) that fails is first retried one group per
 // transaction, so a bad group never costs the others their all-or-nothing write.
 import type { Bundle, BundleEntry, OperationOutcome } from '@medplum/fhirtypes';
-import { FhirError, type FhirClient } from '../fhir-client.ts';
+import { FhirError, type FhirClient } from '../fhir-client/fhir-client.ts';
 import type { ChunkMode } from './input-schemas.ts';
 import type { PreparedEntry } from './prepare-entries.ts';
 

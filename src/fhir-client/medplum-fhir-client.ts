@@ -24,7 +24,7 @@ import {
   type SearchResult,
   type SearchParams,
 } from './fhir-client.ts';
-import { assertResourceId, assertResourceType, encodeSearchParams } from './fhir-request-guards.ts';
+import { assertResourceId, assertResourceType, encodeSearchParams } from './assert-url-parts.ts';
 import { parseRetryAfter } from '../shared/parse-retry-after.ts';
 import { MAX_RETRY_AFTER_MS, isNetworkFailure, isRetryableFailure } from './fhir-retry-policy.ts';
 import { FhirAuthError, type FhirAuth } from './smart/fhir-auth.ts';

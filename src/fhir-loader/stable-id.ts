@@ -1,6 +1,6 @@
 // Deterministic ids, so a re-run PUTs onto the same resources instead of creating duplicates.
 import { createHash } from 'node:crypto';
-import { FHIR_ID } from '../fhir-id.ts';
+import { FHIR_ID } from '../fhir/fhir-id.ts';
 
 /** Hashed id for a seed; starts with a letter so HAPI's default client-id strategy accepts it. */
 export function derivedId(seed: string): string {

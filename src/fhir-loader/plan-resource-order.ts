@@ -2,7 +2,7 @@
 // nothing: MIMIC's `MimicCondition.ndjson.gz` names no type). Each resource loads after what it references, so
 // servers with referential integrity (HAPI) accept it; resources that reference each other in a cycle (MIMIC's
 // microbiology: test → organism → susceptibility → organism) form one group, always sent whole inside one transaction.
-import { collectReferences } from '../collect-references.ts';
+import { collectReferences } from '../fhir/collect-references.ts';
 import type { RawEntry } from './input-schemas.ts';
 import { chooseId } from './prepare-entries.ts';
 import { stableId } from './stable-id.ts';

@@ -1,7 +1,7 @@
 // Rewrites references to what the target server holds: urn:uuid and fullUrl references to `Type/id`, source ids
 // to stable ids, and Synthea's conditional references (`Practitioner?identifier=...`) to the one matching resource.
 // Conditional references are resolved here rather than by the server so the result is the same on every backend.
-import type { FhirClient } from '../fhir-client.ts';
+import type { FhirClient } from '../fhir-client/fhir-client.ts';
 import { stableId } from './stable-id.ts';
 
 // Types other files point at by identifier or by urn; only these are remembered across files, to bound memory.

@@ -1,7 +1,7 @@
 // Before a load: does a FHIR server answer at the base URL, and may this caller write to it? One line for each way
 // it can fail, instead of one error per resource. The write check is a PUT whose body names another id: every
 // FHIR server refuses it (400) without writing, and a server that does not let this caller write says 401 or 403.
-import { describeNetworkFailure } from '../../shared/describe-network-failure.ts';
+import { describeNetworkFailure } from '../shared/describe-network-failure.ts';
 
 export interface CheckServerOptions {
   baseUrl: string;

@@ -2,8 +2,8 @@
 // declares. A server without a readable CapabilityStatement is searched as before, with a warning: many test
 // servers answer /metadata poorly, and that is no reason to refuse to start.
 import type { FastifyBaseLogger } from 'fastify';
-import type { FhirClient } from './fhir/fhir-client.ts';
-import { searchCapabilitiesOf, type SearchCapabilities } from './fhir/search-capabilities-of.ts';
+import type { FhirClient } from '../fhir-client/fhir-client.ts';
+import { searchCapabilitiesOf, type SearchCapabilities } from '../fhir-client/search-capabilities-of.ts';
 
 export async function readSearchCapabilities(
   fhir: FhirClient,

@@ -1,5 +1,5 @@
 // The loader contract. Types only: the CLI, tests and compose depend on this, not on the implementation.
-import type { FhirClient } from '../fhir-client.ts';
+import type { FhirClient } from '../fhir-client/fhir-client.ts';
 
 /** One entry that did not load. entryIndex is 0-based (Bundle.entry index, or NDJSON line index); -1 means the whole file. */
 export interface LoadError {

@@ -2,7 +2,7 @@
 // resolves urn:uuid/fullUrl references within each bundle, honours ifNoneExist and DELETE entries, and
 // resolves conditional references (`Organization?identifier=x|y`) once everything is in.
 import type { Bundle, BundleEntry, Resource } from '@medplum/fhirtypes';
-import { FHIR_ID } from '../fhir-id.ts';
+import { FHIR_ID } from '../fhir/fhir-id.ts';
 import { deepFreeze } from './deep-freeze.ts';
 import { executeSearch } from './execute-search.ts';
 import { parseSearchQuery } from './parse-search-query.ts';

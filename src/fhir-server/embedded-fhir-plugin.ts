@@ -1,8 +1,8 @@
 // Mounts an EmbeddedFhirServer on fastify (register with a prefix, e.g. '/fhir'). Links in responses point at
 // the origin the client used (Host header) plus the prefix, so a plain HTTP client can follow `next`.
 import { badRequest, normalizeOperationOutcome, serverError, unauthorized } from '@medplum/core';
-import { decodeUtf8Strict } from '../../shared/decode-utf8-strict.ts';
-import { parseFhirRequestTarget } from '../fhir-request-target.ts';
+import { decodeUtf8Strict } from '../shared/decode-utf8-strict.ts';
+import { parseFhirRequestTarget } from './fhir-request-target.ts';
 import { Readable } from 'node:stream';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { EmbeddedFhirRequest, EmbeddedFhirResponse, EmbeddedFhirServer } from './embedded-fhir-server.ts';

@@ -4,7 +4,7 @@
 // repository uses (a 400 naming the parameter), type modifiers are written into the value, and a POST search
 // carries its URL query and its form body together in the body, the only place Medplum reads it from.
 import { badRequest, OperationOutcomeError } from '@medplum/core';
-import { searchBodyPairs } from '../search-body-pairs.ts';
+import { searchBodyPairs } from '../fhir/search-body-pairs.ts';
 import { parseSearchQuery, splitSearchValues, type SearchLimits } from './parse-search-query.ts';
 import { isKnownResourceType } from './store-repository.ts';
 

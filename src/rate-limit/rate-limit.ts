@@ -1,4 +1,4 @@
-// The rate-limit contract, which both the in-process sliding window (src/http/rate-limiter.ts) and the shared
+// The rate-limit contract, which both the in-process sliding window (src/rate-limit/in-process-rate-limit.ts) and the shared
 // Redis window (src/redis/redis-rate-limit.ts) satisfy. Types only.
 
 export interface RateDecision {

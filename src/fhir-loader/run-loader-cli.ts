@@ -1,8 +1,8 @@
 // The loader CLI, as a function of argv and injected streams so it can be tested without a process.
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
-import type { FhirClient } from '../fhir-client.ts';
-import { createProgressBar, type ProgressStream } from '../../shared/progress-bar.ts';
+import type { FhirClient } from '../fhir-client/fhir-client.ts';
+import { createProgressBar, type ProgressStream } from '../shared/progress-bar.ts';
 import { formatFileSummary, formatLoadProgress, loadFraction } from './format-load-progress.ts';
 import { loadFhirFiles } from './load-fhir-files.ts';
 import { checkServer } from './check-server.ts';

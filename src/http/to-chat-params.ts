@@ -1,9 +1,9 @@
 // Wire request → validated, defaulted ChatParams. Every rejection names the offending field in `param`.
 import type { z } from 'zod';
 import type { ChatParams } from '../upstream/model-upstream.ts';
-import { ApiError, invalidRequest } from './api-error.ts';
-import { chatRequestSchema, MAX_TOKENS_CAP, type ChatRequest } from './chat-request.ts';
-import { validateImageUrl } from './validate-image-url.ts';
+import { ApiError, invalidRequest } from '../openai/api-error.ts';
+import { chatRequestSchema, MAX_TOKENS_CAP, type ChatRequest } from '../openai/chat-request.ts';
+import { validateImageUrl } from '../openai/validate-image-url.ts';
 
 function issueParam(path: ReadonlyArray<PropertyKey>): string {
   return path.reduce<string>((acc, key) => (typeof key === 'number' ? `${acc}[${key}]` : acc ? `${acc}.${String(key)}` : String(key)), '');

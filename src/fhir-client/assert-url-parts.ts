@@ -2,7 +2,7 @@
 // search values go through URLSearchParams so `&`, `=` or `#` inside a value stay inside that value.
 import { badRequest } from '@medplum/core';
 import { FhirError, type SearchParams } from './fhir-client.ts';
-import { FHIR_ID } from './fhir-id.ts';
+import { FHIR_ID } from '../fhir/fhir-id.ts';
 
 const RESOURCE_TYPE = /^[A-Za-z]+$/;
 const PARAM_NAME = /^[A-Za-z_][A-Za-z0-9_\-.:]*$/;
