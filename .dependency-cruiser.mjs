@@ -1,16 +1,20 @@
 // The layering, checked by `npm run lint` (dependency-cruiser). From the bottom up:
-//   src/shared                 helpers that know nothing of the gateway
-//   src/openai, src/upstream   the wire schemas and the model contract, and the upstream adapters
-//   src/fhir                   the FHIR client contract and its implementations
-//   src/agent                  the tool loop; tool-contract.ts is what tools/ implements
-//   src/auth, src/audit        policies, injected into the agent and the FHIR edge
-//   src/http, src/mcp, ...     the edge
-//   src/*.ts                   config, and the composition root (compose-gateway.ts) with the entries
+//   src/shared                    helpers that know nothing of the gateway
+//   src/openai, src/fhir          the two vocabularies: OpenAI's wire schemas, FHIR's datatypes and outcomes
+//   src/upstream                  the model contract (model-upstream.ts) and its adapters
+//   src/fhir-client               the FHIR client contract (fhir-client.ts) and the HTTP client
+//   src/fhir-server               the embedded FHIR server (embedded-fhir-server.ts, embedded-fhir-plugin.ts)
+//   src/fhir-loader               the bulk loader (loader-cli.ts)
+//   src/agent                     the tool loop; tool-contract.ts is what tools/ implements
+//   src/auth, src/audit, src/rate-limit   policies, injected into the agent and the edge
+//   src/http, src/mcp, ...        the edge
+//   src/compose, src/*.ts         config, and the composition root (compose-gateway.ts) with the entries
 // No file and no folder imports itself through others. tools/ depends only on the contracts; src/ never imports
 // test/ or scripts/, and only the composition root imports tools/ or fixtures/.
 
 const EDGE = '^src/(http|mcp|telemetry|redis|readiness|openapi)/';
-const ROOT_FILES = '^src/[^/]+[.]ts$';
+const ROOT = ['^src/[^/]+[.]ts$', '^src/compose/'];
+const FHIR_PRODUCTS = '^src/fhir-(client|server|loader)/';
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 export default {
@@ -25,10 +29,9 @@ export default {
     {
       name: 'no-circular-folders',
       severity: 'error',
-      comment:
-        'Folders that import each other. Known and left: src/openai ↔ src/upstream (chat-completion.ts and to-chat-params.ts translate the wire to the model contract; they belong at the HTTP edge).',
+      comment: 'Folders that import each other.',
       scope: 'folder',
-      from: { pathNot: '^src/(openai|upstream)' },
+      from: {},
       to: { circular: true },
     },
     {
@@ -73,23 +76,41 @@ export default {
       to: { path: '^src/', pathNot: '^src/shared/' },
     },
     {
-      name: 'contracts-at-the-bottom',
+      name: 'vocabularies-at-the-bottom',
       severity: 'error',
-      comment: 'The wire schemas and the model contract (and its adapters) know no agent, policy, FHIR code or edge.',
-      from: { path: '^src/(openai|upstream)/' },
-      to: { path: [`^src/(agent|auth|audit|fhir)/`, EDGE, ROOT_FILES] },
+      comment: "OpenAI's wire schemas and FHIR's vocabulary know nothing else of the gateway.",
+      from: { path: '^src/(openai|fhir)/' },
+      to: { path: '^src/', pathNot: '^src/(shared|openai|fhir)/' },
     },
     {
-      name: 'fhir-client-below-the-agent',
+      name: 'model-contract-above-the-wire',
       severity: 'error',
-      from: { path: '^src/fhir/' },
-      to: { path: ['^src/(agent|auth|audit|openai|upstream)/', EDGE, ROOT_FILES] },
+      comment: 'The model contract and its adapters know no FHIR code, agent, policy or edge.',
+      from: { path: '^src/upstream/' },
+      to: { path: '^src/', pathNot: '^src/(shared|openai|upstream)/' },
+    },
+    {
+      name: 'fhir-products-apart',
+      severity: 'error',
+      comment: 'The FHIR client, the embedded server and the loader share only src/fhir; the loader writes through the client contract.',
+      from: { path: FHIR_PRODUCTS, pathNot: '^src/fhir-loader/loader-cli[.]ts$' },
+      to: {
+        path: '^src/',
+        pathNot: ['^src/(shared|fhir)/', '^src/fhir-$1/', '^src/fhir-client/fhir-client[.]ts$'],
+      },
+    },
+    {
+      name: 'fhir-loader-entry',
+      severity: 'error',
+      comment: 'The loader CLI (loader-cli.ts) picks the HTTP client the loader writes through, and nothing more.',
+      from: { path: '^src/fhir-loader/loader-cli[.]ts$' },
+      to: { path: '^src/', pathNot: '^src/(shared|fhir|fhir-loader|fhir-client)/' },
     },
     {
       name: 'agent-below-the-policies',
       severity: 'error',
       from: { path: '^src/agent/' },
-      to: { path: ['^src/(auth|audit)/', EDGE, ROOT_FILES] },
+      to: { path: ['^src/(auth|audit|rate-limit)/', EDGE, ...ROOT] },
     },
     {
       name: 'policies-see-only-the-agent-contract',
@@ -100,15 +121,15 @@ export default {
     {
       name: 'policies-below-the-edge',
       severity: 'error',
-      from: { path: '^src/(auth|audit)/' },
-      to: { path: [EDGE, ROOT_FILES] },
+      from: { path: '^src/(auth|audit|rate-limit)/' },
+      to: { path: [EDGE, ...ROOT] },
     },
     {
       name: 'edge-does-not-compose',
       severity: 'error',
-      comment: 'Nothing in a src/ folder builds the gateway: that is the root files’ job.',
-      from: { path: '^src/[^/]+/' },
-      to: { path: '^src/(app|compose-gateway|gateway-deps|server|mcp-stdio|index)[.]ts$' },
+      comment: 'Nothing below the root builds the gateway: that is src/compose-gateway.ts and its helpers in src/compose/.',
+      from: { path: '^src/[^/]+/', pathNot: '^src/compose/' },
+      to: { path: ['^src/(app|compose-gateway|server|mcp-stdio|index)[.]ts$', '^src/compose/'] },
     },
     {
       name: 'tools-use-only-contracts',
@@ -117,7 +138,12 @@ export default {
       from: { path: '^tools/' },
       to: {
         path: '^src/',
-        pathNot: ['^src/agent/tool-contract[.]ts$', '^src/openai/chat-request[.]ts$', '^src/fhir/[^/]+[.]ts$'],
+        pathNot: [
+          '^src/agent/tool-contract[.]ts$',
+          '^src/openai/chat-request[.]ts$',
+          '^src/fhir/[^/]+[.]ts$',
+          '^src/fhir-client/(fhir-client|search-capabilities-of)[.]ts$',
+        ],
       },
     },
   ],
