@@ -1,4 +1,4 @@
-// Live progress of an eval run on stderr, drawn by the shared progress bar (src/shared/progress-bar.ts).
+// Live progress of an eval run on stderr (passes, tokens, ETA), drawn by the shared bar of src/shared/progress-bar.ts.
 import { createProgressBar, drawBar, formatDuration, type ProgressBar as Bar, type ProgressStream } from '../src/shared/progress-bar.ts';
 import type { SampleRecord } from './eval-log.ts';
 
@@ -11,18 +11,18 @@ export interface ProgressOptions {
   now?: () => number;
 }
 
-export class ProgressBar {
+export class EvalProgressBar {
   private done: number;
   private passed: number;
   private tokens = 0;
   private readonly startDone: number;
-  private readonly bar: Bar<ProgressBar>;
+  private readonly bar: Bar<EvalProgressBar>;
 
   constructor(private readonly opts: ProgressOptions) {
     this.done = opts.alreadyDone ?? 0;
     this.passed = opts.alreadyPassed ?? 0;
     this.startDone = this.done;
-    this.bar = createProgressBar<ProgressBar>({
+    this.bar = createProgressBar<EvalProgressBar>({
       stream: opts.stream ?? process.stderr,
       now: opts.now,
       render: (p, elapsedMs) => p.render(elapsedMs / 1000),

@@ -11,10 +11,11 @@ import { strictJsonBody } from './http/strict-json-body.ts';
 import { chatCompletionsRoute } from './http/chat-completions-route.ts';
 import { registerErrorHandling, sendRejection, toApiError } from './http/error-handler.ts';
 import { sequentialIds } from './http/sequential-ids.ts';
-import { healthRoute, modelsRoutes } from './http/models-route.ts';
+import { healthRoute } from './http/health-route.ts';
+import { modelsRoutes } from './http/models-route.ts';
 import type { RateDecision, RateLimit } from './rate-limit/rate-limit.ts';
 import type { RouteAccess } from './http/route-access.ts';
-import { createRateLimiter } from './rate-limit/in-process-rate-limit.ts';
+import { createInProcessRateLimit } from './rate-limit/in-process-rate-limit.ts';
 import { readyRoute } from './http/ready-route.ts';
 import { ApiError } from './openai/api-error.ts';
 import { createReadiness } from './readiness/create-readiness.ts';
@@ -108,7 +109,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const resolveKey = createApiKeyResolver(config.apiKeys);
   // Without keys (loopback only): what a plain API_KEYS key may do, and nothing is audited.
   const anonymous = plainKeyAccess('anonymous', { writes: config.FHIR_WRITE_TOOLS, audited: false });
-  const limit = deps.rateLimit ?? createRateLimiter({ perMinute: config.RATE_LIMIT_PER_MINUTE, now });
+  const limit = deps.rateLimit ?? createInProcessRateLimit({ perMinute: config.RATE_LIMIT_PER_MINUTE, now });
   const callerKey = (req: FastifyRequest) => bearerToken(req.headers.authorization);
   app.decorateRequest('keyAccess', undefined);
 

@@ -5,6 +5,7 @@ import { parseApiKeysFile, sha256Of, type ApiKeyEntry } from './auth/api-keys-fi
 import { plainKeyAccess } from './auth/key-access.ts';
 import { parseHost } from './http/parse-host.ts';
 import { ConfigError } from './shared/config-error.ts';
+import { DIALECT_NAMES, DIALECTS } from './upstream/dialects/index.ts';
 
 const bool = z.enum(['true', 'false', '1', '0', 'yes', 'no']).transform((v) => v === 'true' || v === '1' || v === 'yes');
 const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
@@ -77,9 +78,9 @@ export const CONFIG_VARS = {
     help: 'Public model id, <provider>/<model_name>; the only model clients may ask for.',
   },
   UPSTREAM_FLAVOUR: {
-    schema: z.enum(['auto', 'vllm', 'sglang', 'ollama', 'llamacpp', 'llama-cpp-python', 'deepseek', 'openai', 'openai-compatible']),
+    schema: z.enum(['auto', ...DIALECT_NAMES]),
     default: 'auto',
-    help: 'Upstream dialect: vllm|sglang|ollama|llamacpp (llama-server)|llama-cpp-python|deepseek|openai (api.openai.com)|openai-compatible (any other), or auto-detect.',
+    help: `Upstream dialect: ${DIALECT_NAMES.map((n) => (DIALECTS[n].note ? `${n} (${DIALECTS[n].note})` : n)).join('|')}, or auto-detect.`,
   },
   UPSTREAM_TIMEOUT_MS: {
     schema: int(100, 3_600_000),

@@ -16,7 +16,7 @@ import { createEmbeddedFhirServer, type EmbeddedFhirResponse, type EmbeddedFhirS
 import type { FhirClient } from './fhir-client/fhir-client.ts';
 import { createMedplumFhirClient } from './fhir-client/medplum-fhir-client.ts';
 import type { RateLimit } from './rate-limit/rate-limit.ts';
-import { createRateLimiter } from './rate-limit/in-process-rate-limit.ts';
+import { createInProcessRateLimit } from './rate-limit/in-process-rate-limit.ts';
 import { createRedisState, type RedisState } from './redis/create-redis-state.ts';
 import { fhirReadinessCheck, upstreamReadinessCheck } from './readiness/gateway-readiness-checks.ts';
 import type { ReadinessCheck } from './readiness/readiness-check.ts';
@@ -72,7 +72,7 @@ function createSharedState(config: Config, logger: FastifyBaseLogger, now: () =>
     prefix: config.REDIS_KEY_PREFIX,
     timeoutMs: config.REDIS_TIMEOUT_MS,
     perMinute: config.RATE_LIMIT_PER_MINUTE,
-    fallback: createRateLimiter({ perMinute: config.RATE_LIMIT_PER_MINUTE, now }),
+    fallback: createInProcessRateLimit({ perMinute: config.RATE_LIMIT_PER_MINUTE, now }),
     logger,
     now,
   });

@@ -6,7 +6,7 @@ export { composeGateway, fhirTools, type ComposeGatewayOptions, type ComposedGat
 export { createGatewayDeps, createModelUpstream, type GatewayDeps, type GatewayDepsOptions } from './gateway-deps.ts';
 export { startServer } from './server.ts';
 export { createAgentUpstream, type AgentUpstreamOptions } from './agent/create-agent-upstream.ts';
-export type { AgentAudit, AuditToolCall, StopReason } from './agent/agent-audit.ts';
+export type { AgentTrace, TraceToolCall, StopReason } from './agent/agent-trace-schema.ts';
 export type { ExecuteToolFn, ServerTools, ToolContext, ToolResult, WrittenResource } from './agent/tool-contract.ts';
 export { createOpenAiCompatibleUpstream } from './upstream/openai-compatible-upstream.ts';
 export type { ModelUpstream, ChatParams, UpstreamCompletion, UpstreamDelta } from './upstream/model-upstream.ts';

@@ -9,7 +9,7 @@ import { loadRun } from '../evals/report/merge-logs.ts';
 import { markdownReport } from '../evals/report/markdown-report.ts';
 import { htmlReport } from '../evals/report/html-report.ts';
 import { compareRuns } from '../evals/report/compare-runs.ts';
-import { ProgressBar } from '../evals/eval-progress-bar.ts';
+import { EvalProgressBar } from '../evals/eval-progress-bar.ts';
 import { KeyedLock } from '../evals/environment/keyed-lock.ts';
 import { mabSeedTasks } from '../evals/medagentbench/seed-tasks.ts';
 
@@ -162,7 +162,7 @@ describe('progress and locks', () => {
   it('prints plain lines when not a TTY, with pass rate, tokens and ETA', () => {
     const lines: string[] = [];
     let t = 0;
-    const bar = new ProgressBar({
+    const bar = new EvalProgressBar({
       total: 4,
       stream: { isTTY: false, write: (s: string) => (lines.push(s), true) },
       now: () => (t += 1000),

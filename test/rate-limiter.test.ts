@@ -2,11 +2,11 @@
 // admitted in any 60 s, and Retry-After is the time until the oldest admitted request leaves the window.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { createRateLimiter } from '../src/rate-limit/in-process-rate-limit.ts';
+import { createInProcessRateLimit } from '../src/rate-limit/in-process-rate-limit.ts';
 
 const clocked = (perMinute: number, maxKeys?: number) => {
   let t = 1_700_000_000_000;
-  const limit = createRateLimiter({ perMinute, now: () => t, maxKeys });
+  const limit = createInProcessRateLimit({ perMinute, now: () => t, maxKeys });
   return { limit, at: (ms: number) => (t = 1_700_000_000_000 + ms) };
 };
 
@@ -24,7 +24,7 @@ function reference(perMinute: number) {
   };
 }
 
-describe('createRateLimiter (sliding window)', () => {
+describe('createInProcessRateLimit (sliding window)', () => {
   it('10/minute, one request a second: exactly 10 admitted in the first 60 s (the token bucket admitted 19)', () => {
     const { limit, at } = clocked(10);
     const admitted: number[] = [];

@@ -4,7 +4,7 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.ts';
-import { createRateLimiter } from '../src/rate-limit/in-process-rate-limit.ts';
+import { createInProcessRateLimit } from '../src/rate-limit/in-process-rate-limit.ts';
 import { createRedisOutageLog } from '../src/redis/redis-outage-log.ts';
 import { createRedisRateLimit, rateLimitKey } from '../src/redis/redis-rate-limit.ts';
 import { redisReadinessCheck } from '../src/redis/redis-readiness-check.ts';
@@ -180,7 +180,7 @@ describe('Redis shared state', () => {
     let clock = 1_700_000_000_000;
     const { lines, logger } = recordingLogger();
     const outage = createRedisOutageLog({ logger, now: () => clock });
-    const fallback = createRateLimiter({ perMinute: 2, now: () => clock });
+    const fallback = createInProcessRateLimit({ perMinute: 2, now: () => clock });
     const limit = createRedisRateLimit({ redis, perMinute: 2, prefix, fallback, outage, replicaId: 'r' });
     const cache = createRedisToolResultCache({ redis, prefix, maxEntries: 10, ttlMs: 60_000, outage });
     const ready = redisReadinessCheck(redis);

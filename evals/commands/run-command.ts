@@ -15,7 +15,7 @@ import { summarize } from '../metrics.ts';
 import { baselineSummary } from '../baseline-summary.ts';
 import { doNothingSolver } from '../solvers/do-nothing-solver.ts';
 import { writeClosingLines } from './closing-lines.ts';
-import { ProgressBar } from '../eval-progress-bar.ts';
+import { EvalProgressBar } from '../eval-progress-bar.ts';
 import { plannedSamples, runEval } from '../run-eval.ts';
 import { defineTask, type Solver } from '../task.ts';
 import { modelSolver } from '../solvers/model-solver.ts';
@@ -137,7 +137,7 @@ export async function runCommand(args: RunArgs, io: RunIo): Promise<number> {
 
   const progress = args.quiet
     ? undefined
-    : new ProgressBar({
+    : new EvalProgressBar({
         total: planned.size,
         alreadyDone: prior.length,
         alreadyPassed: prior.filter((s) => s.passed).length,

@@ -1,5 +1,6 @@
-// The `fhir_agent` extension field as zod schemas, for the OpenAPI document and for checking real responses against
-// it. agent-audit.ts keeps the types the loop builds; test/openapi.test.ts proves the two describe the same shape.
+// The trace of the tool loop, sent in the response's `fhir_agent` extension field: the zod schemas (for the OpenAPI
+// document and for checking real responses) and the types the loop builds, inferred from them. Field names are
+// snake_case because they go on the wire as they are. Not to be confused with src/audit (FHIR AuditEvents).
 import { z } from 'zod';
 
 const count = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
@@ -37,7 +38,7 @@ export const toolErrorCodeSchema = z.enum([
   'internal_error',
 ]);
 
-const auditToolCall = z.object({
+const traceToolCall = z.object({
   id: z.string().describe("The model's tool_call id."),
   name: z.string(),
   arguments: z.string(),
@@ -51,7 +52,7 @@ const auditToolCall = z.object({
   shown: z.array(z.string()).optional().describe('Type/id of the resources the result showed the model (what it retrieved).'),
 });
 
-const auditStep = z.object({
+const traceStep = z.object({
   index: z.number().int().min(0).max(100),
   usage: usage.nullable(),
   finish_reason: finishReason,
@@ -59,19 +60,25 @@ const auditStep = z.object({
   duration_ms: ms,
 });
 
-export const fhirAgentAuditSchema = z
+/** Why the loop stopped. Limits end the response with `finish_reason: length`. */
+const stopReason = z.enum(['final', 'client_tool_calls', 'max_steps', 'max_tool_calls', 'deadline', 'token_budget']);
+
+/** A server tool result the client may append to its follow-up request after a mixed turn. */
+const serverToolResult = z.object({ tool_call_id: z.string(), content: z.string() });
+
+export const agentTraceSchema = z
   .object({
-    steps: z.array(auditStep),
-    tool_calls: z.array(auditToolCall),
+    steps: z.array(traceStep),
+    tool_calls: z.array(traceToolCall),
     written: z.array(writtenResource),
-    stop_reason: z.enum(['final', 'client_tool_calls', 'max_steps', 'max_tool_calls', 'deadline', 'token_budget']),
-    server_results: z.array(z.object({ tool_call_id: z.string(), content: z.string() })).optional(),
+    stop_reason: stopReason,
+    server_results: z.array(serverToolResult).optional(),
     filled: z.array(z.object({ tool_call_id: z.string(), source: z.enum(['cache', 'executed', 'skipped']) })).optional(),
   })
   .describe('The server-side FHIR tool loop of this response: model steps, tool calls with their FHIR requests, writes, why it stopped.');
 
 /** Streamed as `{ fhir_agent: … }` on chunks with `choices: []`. */
-export const fhirAgentEventSchema = z
+export const agentTraceEventSchema = z
   .union([
     z.object({
       event: z.literal('tool_call'),
@@ -80,7 +87,18 @@ export const fhirAgentEventSchema = z
       name: z.string(),
       arguments: z.string(),
     }),
-    auditToolCall.extend({ event: z.literal('tool_result') }),
-    fhirAgentAuditSchema.extend({ event: z.literal('done') }),
+    traceToolCall.extend({ event: z.literal('tool_result') }),
+    agentTraceSchema.extend({ event: z.literal('done') }),
   ])
-  .describe('A tool-loop event of a streamed response: a tool call starting, its result, and the whole audit at the end.');
+  .describe('A tool-loop event of a streamed response: a tool call starting, its result, and the whole trace at the end.');
+
+export type StopReason = z.infer<typeof stopReason>;
+export type ServerToolResult = z.infer<typeof serverToolResult>;
+/** One model step of the loop. */
+export type TraceStep = z.infer<typeof traceStep>;
+/** One server tool call, with the FHIR requests it made. */
+export type TraceToolCall = z.infer<typeof traceToolCall>;
+/** The `fhir_agent` extension field of the response. */
+export type AgentTrace = z.infer<typeof agentTraceSchema>;
+/** Streamed extension events, sent as `{ fhir_agent: AgentTraceEvent }` on chunks with `choices: []`. */
+export type AgentTraceEvent = z.infer<typeof agentTraceEventSchema>;

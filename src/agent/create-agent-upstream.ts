@@ -3,7 +3,8 @@ import type { FunctionTool } from '../openai/chat-request.ts';
 import { isJsonMode } from '../openai/is-json-mode.ts';
 import type { CallOptions, ChatParams, ModelUpstream, UpstreamCompletion, UpstreamDelta } from '../upstream/model-upstream.ts';
 import { signalOf } from '../upstream/model-upstream.ts';
-import type { AgentLimits, ExecuteToolFn } from './agent-audit.ts';
+import type { AgentLimits } from './agent-limits.ts';
+import type { ExecuteToolFn } from './tool-contract.ts';
 import { createDeltaChannel } from '../shared/delta-channel.ts';
 import { executeServerToolCalls } from './execute-server-tool-calls.ts';
 import { conversationScope } from './conversation-scope.ts';
@@ -105,9 +106,9 @@ export function createAgentUpstream(opts: AgentUpstreamOptions): ModelUpstream {
     const result = await runAgentLoop(loop);
     await Promise.all(writes);
     if (fill.filled.length) {
-      result.audit.filled = fill.filled;
-      result.audit.tool_calls.unshift(...fill.executed.map((e) => e.audit));
-      result.audit.written.unshift(...fill.executed.flatMap((e) => e.audit.written ?? []));
+      result.trace.filled = fill.filled;
+      result.trace.tool_calls.unshift(...fill.executed.map((e) => e.trace));
+      result.trace.written.unshift(...fill.executed.flatMap((e) => e.trace.written ?? []));
     }
     return result;
   }
@@ -150,10 +151,10 @@ export function createAgentUpstream(opts: AgentUpstreamOptions): ModelUpstream {
       ).finally(() => clearInterval(keepalive));
 
       finished.then(
-        ({ completion, audit }) => {
+        ({ completion, trace }) => {
           if (jsonMode && completion.content) channel.push({ type: 'content', text: completion.content });
           for (const d of toolCallDeltas(completion.toolCalls)) channel.push(d);
-          channel.push({ type: 'extension', data: { fhir_agent: { event: 'done', ...audit } } });
+          channel.push({ type: 'extension', data: { fhir_agent: { event: 'done', ...trace } } });
           channel.push({ type: 'finish', finishReason: completion.finishReason, cutOffWhileReasoning: completion.cutOffWhileReasoning });
           if (completion.usage) channel.push({ type: 'usage', usage: completion.usage });
           channel.close();

@@ -1,7 +1,8 @@
 import type { FhirClient, FhirRequestTrace } from '../fhir-client/fhir-client.ts';
 import type { ToolResult } from './tool-contract.ts';
 import type { ToolCall } from '../openai/chat-request.ts';
-import type { AuditToolCall, ExecuteToolFn } from './agent-audit.ts';
+import type { TraceToolCall } from './agent-trace-schema.ts';
+import type { ExecuteToolFn } from './tool-contract.ts';
 import { shownReferences } from './shown-references.ts';
 
 export interface ExecutedToolCall {
@@ -9,7 +10,7 @@ export interface ExecutedToolCall {
   result: ToolResult;
   /** The `role: tool` message content: the ToolResult as compact JSON. */
   content: string;
-  audit: AuditToolCall;
+  trace: TraceToolCall;
 }
 
 export interface ExecuteServerToolCallsOptions {
@@ -57,7 +58,7 @@ async function executeOne(call: ToolCall, opts: ExecuteServerToolCallsOptions): 
     };
   }
   const content = JSON.stringify(result);
-  const audit: AuditToolCall = {
+  const trace: TraceToolCall = {
     id: call.id,
     name: call.function.name,
     arguments: call.function.arguments,
@@ -69,13 +70,13 @@ async function executeOne(call: ToolCall, opts: ExecuteServerToolCallsOptions): 
   };
   if (!result.ok) {
     const { code, message, status } = result.error;
-    audit.error = status === undefined ? { code, message } : { code, message, status };
+    trace.error = status === undefined ? { code, message } : { code, message, status };
   } else {
-    if (result.written?.length) audit.written = result.written;
+    if (result.written?.length) trace.written = result.written;
     const shown = shownReferences(result.content);
-    if (shown.length) audit.shown = shown;
+    if (shown.length) trace.shown = shown;
   }
-  const executed = { call, result, content, audit };
+  const executed = { call, result, content, trace };
   opts.onResult?.(executed);
   return executed;
 }

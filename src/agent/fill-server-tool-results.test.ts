@@ -16,7 +16,7 @@ function recordingExecutor() {
       call: c,
       result: { ok: true, content: c.id },
       content: `executed:${c.id}`,
-      audit: {
+      trace: {
         id: c.id,
         name: c.function.name,
         arguments: c.function.arguments,

@@ -2,7 +2,9 @@ import type { FhirClient } from '../fhir-client/fhir-client.ts';
 import type { ChatParams, UpstreamCompletion, Usage } from '../upstream/model-upstream.ts';
 import type { ChatMessage, FunctionTool, ToolCall } from '../openai/chat-request.ts';
 import { isJsonMode } from '../openai/is-json-mode.ts';
-import type { AgentAudit, AgentLimits, AgentStreamEvent, AuditStep, ExecuteToolFn, StopReason } from './agent-audit.ts';
+import type { AgentLimits } from './agent-limits.ts';
+import type { AgentTrace, AgentTraceEvent, StopReason, TraceStep } from './agent-trace-schema.ts';
+import type { ExecuteToolFn } from './tool-contract.ts';
 import { createDeadline } from './deadline.ts';
 import { executeServerToolCalls, type ExecutedToolCall } from './execute-server-tool-calls.ts';
 import { mergeTools } from './merge-tools.ts';
@@ -33,7 +35,7 @@ export interface AgentLoopOptions {
   generateId: () => string;
   /** The conversation to start from; defaults to the request's (see `initialMessages`). */
   messages?: ChatMessage[];
-  onEvent?: (event: AgentStreamEvent) => void;
+  onEvent?: (event: AgentTraceEvent) => void;
   /** Brackets each batch of tool executions (the streamed edge sends keep-alives meanwhile). */
   onToolsRunning?: (running: boolean) => void;
   onExecuted?: (executed: ExecutedToolCall) => void;
@@ -41,7 +43,7 @@ export interface AgentLoopOptions {
 
 export interface AgentLoopResult {
   completion: UpstreamCompletion;
-  audit: AgentAudit;
+  trace: AgentTrace;
 }
 
 /** step → split calls → stop? → execute server calls → append → repeat. */
@@ -51,7 +53,7 @@ export async function runAgentLoop(o: AgentLoopOptions): Promise<AgentLoopResult
   const budget = createTokenBudget(o.params.maxTokens);
   const messages = o.messages ? [...o.messages] : initialMessages(o.params);
   const seenIds = new Set(messages.flatMap((m) => (m.role === 'assistant' ? (m.tool_calls ?? []).map((c) => c.id) : [])));
-  const audit: AgentAudit = { steps: [], tool_calls: [], written: [], stop_reason: 'final' };
+  const trace: AgentTrace = { steps: [], tool_calls: [], written: [], stop_reason: 'final' };
   const text = { content: [] as string[], reasoning: [] as string[] };
   let usage: Usage | null = null;
   // One step without usage makes the total unknown: a partial sum would look like a measurement.
@@ -68,7 +70,7 @@ export async function runAgentLoop(o: AgentLoopOptions): Promise<AgentLoopResult
         stop = 'deadline';
         break;
       }
-      const index = audit.steps.length;
+      const index = trace.steps.length;
       const started = o.clock();
       const params = stepParams({ params: o.params, messages, tools, stepIndex: index, maxTokens: budget.remaining });
       let step: UpstreamCompletion;
@@ -89,8 +91,8 @@ export async function runAgentLoop(o: AgentLoopOptions): Promise<AgentLoopResult
       if (step.extensions?.thinking_ignored === true) thinkingIgnored = true;
       if (step.content) text.content.push(step.content);
       if (step.reasoning) text.reasoning.push(step.reasoning);
-      const auditStep: AuditStep = { index, usage: step.usage, finish_reason: step.finishReason, tool_calls: 0, duration_ms: 0 };
-      audit.steps.push(auditStep);
+      const traceStep: TraceStep = { index, usage: step.usage, finish_reason: step.finishReason, tool_calls: 0, duration_ms: 0 };
+      trace.steps.push(traceStep);
 
       const calls = partitionToolCalls(step.toolCalls, clientToolNames);
       stop = stopReasonAfterStep({
@@ -109,29 +111,29 @@ export async function runAgentLoop(o: AgentLoopOptions): Promise<AgentLoopResult
       if (runServerCalls) {
         const executed = await runTools(o, calls.server, index, deadline.signal);
         toolCallsDone += executed.length;
-        auditStep.tool_calls = executed.length;
+        traceStep.tool_calls = executed.length;
         for (const e of executed) {
-          audit.tool_calls.push(e.audit);
-          audit.written.push(...(e.audit.written ?? []));
+          trace.tool_calls.push(e.trace);
+          trace.written.push(...(e.trace.written ?? []));
         }
         if (stop === null) {
           messages.push(assistantMessage(step, calls.server), ...executed.map(toolMessage));
           o.signal?.throwIfAborted();
           if (deadline.hit) stop = 'deadline';
         } else {
-          audit.server_results = executed.map((e) => ({ tool_call_id: e.call.id, content: e.content }));
+          trace.server_results = executed.map((e) => ({ tool_call_id: e.call.id, content: e.content }));
         }
       }
       if (stop === 'client_tool_calls') returned = step.toolCalls;
-      auditStep.duration_ms = Math.round(o.clock() - started);
+      traceStep.duration_ms = Math.round(o.clock() - started);
     } while (stop === null);
   } finally {
     deadline.dispose();
   }
-  audit.stop_reason = stop ?? 'final';
+  trace.stop_reason = stop ?? 'final';
   const jsonMode = isJsonMode(o.params.responseFormat);
   return {
-    audit,
+    trace,
     completion: {
       // JSON mode: the answer must parse, so only the final step's content counts (partial when max_tokens cut it).
       content: jsonMode
@@ -141,12 +143,12 @@ export async function runAgentLoop(o: AgentLoopOptions): Promise<AgentLoopResult
         : text.content.join(STEP_SEPARATOR) || null,
       reasoning: text.reasoning.join(STEP_SEPARATOR) || null,
       toolCalls: returned,
-      finishReason: finishReasonFor(audit.stop_reason, last?.finishReason),
+      finishReason: finishReasonFor(trace.stop_reason, last?.finishReason),
       // Partial reasoning becomes the content only when generation ran out of tokens mid-thought; a step,
       // tool-call or time limit is not that.
-      cutOffWhileReasoning: audit.stop_reason === 'token_budget' || last?.finishReason === 'length',
+      cutOffWhileReasoning: trace.stop_reason === 'token_budget' || last?.finishReason === 'length',
       usage: usageUnreported ? null : usage,
-      extensions: { fhir_agent: audit, ...upstreamNotes({ usageReported: !usageUnreported, thinkingIgnored }) },
+      extensions: { fhir_agent: trace, ...upstreamNotes({ usageReported: !usageUnreported, thinkingIgnored }) },
     },
   };
 }
@@ -170,7 +172,7 @@ async function runTools(o: AgentLoopOptions, calls: ToolCall[], step: number, si
       clock: o.clock,
       onResult: (e) => {
         o.onExecuted?.(e);
-        o.onEvent?.({ event: 'tool_result', ...e.audit });
+        o.onEvent?.({ event: 'tool_result', ...e.trace });
       },
     });
   } finally {

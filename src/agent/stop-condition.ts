@@ -1,5 +1,6 @@
 import type { FinishReason, UpstreamCompletion } from '../upstream/model-upstream.ts';
-import type { AgentLimits, StopReason } from './agent-audit.ts';
+import type { AgentLimits } from './agent-limits.ts';
+import type { StopReason } from './agent-trace-schema.ts';
 import type { PartitionedToolCalls } from './partition-tool-calls.ts';
 import type { TokenBudget } from './token-budget.ts';
 

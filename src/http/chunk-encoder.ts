@@ -1,6 +1,6 @@
 // Normalised deltas → `chat.completion.chunk` objects, enforcing the stream contract: role first, reasoning, then
 // content, tool calls in OpenAI's delta format, one empty-delta chunk with finish_reason per choice, usage last.
-import { invalidJsonOutput, toWireUsage } from './to-chat-completion.ts';
+import { invalidJsonOutput, toCompletionUsage } from './to-chat-completion.ts';
 import { extractJson } from '../openai/extract-json.ts';
 import { sumUsage } from '../upstream/sum-usage.ts';
 import type { UpstreamDelta, Usage } from '../upstream/model-upstream.ts';
@@ -105,7 +105,7 @@ export function createChunkEncoder(o: {
     },
     end(): Emitted[] {
       if (!o.includeUsage) return [];
-      return [whole({ choices: [], usage: toWireUsage(usage) })];
+      return [whole({ choices: [], usage: toCompletionUsage(usage) })];
     },
   };
 }

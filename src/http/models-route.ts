@@ -1,4 +1,4 @@
-// GET /v1/models and /v1/models/:id list the one public model id; /health needs no auth.
+// GET /v1/models and /v1/models/:id list the one public model id.
 import type { FastifyInstance } from 'fastify';
 import { ApiError } from '../openai/api-error.ts';
 
@@ -14,11 +14,4 @@ export async function modelsRoutes(app: FastifyInstance, o: { modelId: string; c
     }
     return model;
   });
-}
-
-export async function healthRoute(app: FastifyInstance, o: { upstreamConfigured: boolean }): Promise<void> {
-  app.get('/health', { config: { access: 'public' } }, async () => ({
-    status: 'ok',
-    upstream: o.upstreamConfigured ? 'configured' : 'not_configured',
-  }));
 }

@@ -3,13 +3,13 @@
 import type { UpstreamCompletion, Usage } from '../upstream/model-upstream.ts';
 import { sumUsage } from '../upstream/sum-usage.ts';
 import { ApiError } from '../openai/api-error.ts';
-import type { WireUsage } from '../openai/chat-completion-schema.ts';
+import type { CompletionUsage } from '../openai/chat-completion-schema.ts';
 import { extractJson } from '../openai/extract-json.ts';
 
 /** Null when unknown: OpenAI's own types allow a null (stream) or absent (response) usage, not invented numbers. */
-export function toWireUsage(u: Usage | null): WireUsage | null {
+export function toCompletionUsage(u: Usage | null): CompletionUsage | null {
   if (!u) return null;
-  const usage: WireUsage = {
+  const usage: CompletionUsage = {
     prompt_tokens: u.prompt_tokens,
     completion_tokens: u.completion_tokens,
     total_tokens: u.total_tokens,
@@ -50,12 +50,12 @@ function toWireMessage(c: UpstreamCompletion, jsonMode: boolean) {
 
 export function toChatCompletion(o: { id: string; created: number; model: string; completions: UpstreamCompletion[]; jsonMode: boolean }) {
   // n > 1: each choice ran its own agent loop. The top level keeps choice 0's extensions (what single-choice
-  // readers expect) and every choice carries its own, so no audit trail is lost.
+  // readers expect) and every choice carries its own, so no trace is lost.
   const extensions = o.completions[0]?.extensions ?? {};
   const perChoice = o.completions.length > 1;
   // One choice without usage makes the sum unknown too: a partial sum would be a number that means nothing.
   const usage = o.completions.every((c) => c.usage)
-    ? toWireUsage(o.completions.reduce<Usage | null>((t, c) => sumUsage(t, c.usage), null))
+    ? toCompletionUsage(o.completions.reduce<Usage | null>((t, c) => sumUsage(t, c.usage), null))
     : null;
   return {
     id: o.id,

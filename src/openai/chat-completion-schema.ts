@@ -12,7 +12,8 @@ export const usageSchema = z.object({
   prompt_tokens_details: z.object({ cached_tokens: count }).optional().describe('Absent when the upstream did not report cached tokens.'),
   completion_tokens_details: z.object({ reasoning_tokens: count }).optional(),
 });
-export type WireUsage = z.infer<typeof usageSchema>;
+/** The usage block the gateway sends (OpenAI's `CompletionUsage`); UpstreamWireUsage is what an upstream sent. */
+export type CompletionUsage = z.infer<typeof usageSchema>;
 
 const finishReason = z.enum(['stop', 'length', 'tool_calls', 'content_filter']);
 

@@ -2,7 +2,7 @@
 // (z.toJSONSchema, JSON Schema 2020-12 as OpenAPI 3.1 uses it). The request schema is the input side (what a
 // client may send, defaults optional); responses are the output side.
 import { z } from 'zod';
-import { fhirAgentAuditSchema, fhirAgentEventSchema } from '../agent/agent-trace-schema.ts';
+import { agentTraceSchema, agentTraceEventSchema } from '../agent/agent-trace-schema.ts';
 import { chatCompletionSchemas, usageSchema } from '../openai/chat-completion-schema.ts';
 import { chatRequestSchema } from '../openai/chat-request.ts';
 import { errorEnvelopeSchema } from '../openai/error-envelope.ts';
@@ -11,8 +11,8 @@ import { healthSchema, modelListSchema, modelSchema, readinessReportSchema } fro
 type Json = Record<string, unknown>;
 
 const { chatCompletionSchema, chatCompletionChunkSchema } = chatCompletionSchemas({
-  trace: fhirAgentAuditSchema,
-  event: fhirAgentEventSchema,
+  trace: agentTraceSchema,
+  event: agentTraceEventSchema,
 });
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
@@ -44,8 +44,8 @@ export function buildOpenApiDocument(o: { modelId: string; version: string }): J
       ChatCompletion: chatCompletionSchema,
       ChatCompletionChunk: chatCompletionChunkSchema,
       Usage: usageSchema,
-      FhirAgent: fhirAgentAuditSchema,
-      FhirAgentEvent: fhirAgentEventSchema,
+      FhirAgent: agentTraceSchema,
+      FhirAgentEvent: agentTraceEventSchema,
       ErrorEnvelope: errorEnvelopeSchema,
       Model: modelSchema,
       ModelList: modelListSchema,

@@ -43,7 +43,7 @@ class AdmittedTimes {
   }
 }
 
-export function createRateLimiter(o: { perMinute: number; now: () => number; maxKeys?: number }): (key: string) => RateDecision {
+export function createInProcessRateLimit(o: { perMinute: number; now: () => number; maxKeys?: number }): (key: string) => RateDecision {
   const windows = new Map<string, AdmittedTimes>();
   const maxKeys = Math.max(1, o.maxKeys ?? 100_000);
   // A round-robin walk over the keys (a Map iterator stays valid while entries come and go). Not a least-recently-

@@ -63,7 +63,7 @@ export interface UpstreamCompletion {
    * else stopped the response (an agent-loop step or tool-call limit): then the reasoning stays reasoning.
    */
   cutOffWhileReasoning?: boolean;
-  /** Extension fields merged into the top level of the response (e.g. `fhir_agent` audit trail). */
+  /** Extension fields merged into the top level of the response (e.g. the `fhir_agent` trace). */
   extensions?: Record<string, unknown>;
 }
 

@@ -41,7 +41,8 @@ export const wireChunkSchema = z.object({
 });
 
 export type WireToolCall = z.infer<typeof wireToolCall>;
-export type WireUsage = z.infer<typeof wireUsage>;
+/** The usage block as an upstream sent it (each dialect reads it: transformUsage); CompletionUsage is what we send. */
+export type UpstreamWireUsage = z.infer<typeof wireUsage>;
 
 export function normaliseFinishReason(raw: string | null | undefined, hasToolCalls: boolean): FinishReason {
   if (hasToolCalls && (raw === 'tool_calls' || raw === 'stop' || raw === 'function_call' || !raw)) return 'tool_calls';

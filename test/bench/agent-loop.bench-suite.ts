@@ -4,7 +4,8 @@
 //    same number of direct calls of the fake upstream and fake tool. Goal < 1 ms per step.
 // 2. Parallel tools: one turn with 3 calls of 50 ms each against 3 × the measured time of a single call.
 import type { FhirClient } from '../../src/fhir-client/fhir-client.ts';
-import type { AgentLimits, ExecuteToolFn } from '../../src/agent/agent-audit.ts';
+import type { AgentLimits } from '../../src/agent/agent-limits.ts';
+import type { ExecuteToolFn } from '../../src/agent/tool-contract.ts';
 import { createAgentUpstream } from '../../src/agent/create-agent-upstream.ts';
 import type { ChatMessage, FunctionTool } from '../../src/openai/chat-request.ts';
 import type { ChatParams, ModelUpstream, UpstreamCompletion, UpstreamDelta } from '../../src/upstream/model-upstream.ts';
@@ -174,9 +175,9 @@ async function overhead(): Promise<BenchRow[]> {
 
   const gw = agent(upstream, instantTool);
   const check = (c: UpstreamCompletion) => {
-    const audit = c.extensions?.fhir_agent as { steps: unknown[]; tool_calls: unknown[] } | undefined;
-    if (audit?.steps.length !== STEPS || audit.tool_calls.length !== STEPS - 1 || !c.content) {
-      throw new Error(`agent loop did not run ${STEPS} steps: ${JSON.stringify(audit)}`);
+    const trace = c.extensions?.fhir_agent as { steps: unknown[]; tool_calls: unknown[] } | undefined;
+    if (trace?.steps.length !== STEPS || trace.tool_calls.length !== STEPS - 1 || !c.content) {
+      throw new Error(`agent loop did not run ${STEPS} steps: ${JSON.stringify(trace)}`);
     }
   };
   check(await gw.doGenerate(request()));
@@ -231,8 +232,8 @@ async function parallelTools(): Promise<BenchRow[]> {
         await drain(await gw.doStream(request()));
       } else {
         const c = await gw.doGenerate(request());
-        const audit = c.extensions?.fhir_agent as { tool_calls: Array<{ ok: boolean }> };
-        if (audit.tool_calls.length !== calls || !audit.tool_calls.every((t) => t.ok)) throw new Error(`expected ${calls} ok tool calls`);
+        const trace = c.extensions?.fhir_agent as { tool_calls: Array<{ ok: boolean }> };
+        if (trace.tool_calls.length !== calls || !trace.tool_calls.every((t) => t.ok)) throw new Error(`expected ${calls} ok tool calls`);
       }
       return performance.now() - t0;
     };

@@ -8,7 +8,7 @@ import { cpus } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { Redis } from 'ioredis';
-import { createRateLimiter } from '../../src/rate-limit/in-process-rate-limit.ts';
+import { createInProcessRateLimit } from '../../src/rate-limit/in-process-rate-limit.ts';
 import { createRedisOutageLog } from '../../src/redis/redis-outage-log.ts';
 import { createRedisRateLimit } from '../../src/redis/redis-rate-limit.ts';
 import { startReplicas, type Replica } from '../support/gateway-replicas.ts';
@@ -130,7 +130,7 @@ const suite: BenchSuite = {
     try {
       await new Promise((resolve) => (client.status === 'ready' ? resolve(undefined) : client.once('ready', resolve)));
       const outage = createRedisOutageLog({ logger: { warn: () => undefined, info: () => undefined }, now: Date.now });
-      const inProcess = createRateLimiter({ perMinute: 1_000_000_000, now: Date.now });
+      const inProcess = createInProcessRateLimit({ perMinute: 1_000_000_000, now: Date.now });
       const inRedis = createRedisRateLimit({
         redis: client,
         perMinute: 1_000_000_000,

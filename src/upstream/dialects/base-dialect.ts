@@ -4,7 +4,7 @@ import type { Usage } from '../model-upstream.ts';
 import type { ChatMessage } from '../../openai/chat-request.ts';
 import { isJsonMode } from '../../openai/is-json-mode.ts';
 import { UpstreamError } from '../upstream-error.ts';
-import type { WireUsage } from '../upstream-wire.ts';
+import type { UpstreamWireUsage } from '../upstream-wire.ts';
 import type { DialectErrorReply, DialectRequest, UpstreamDialect } from './upstream-dialect.ts';
 
 /** With keep = "all" earlier reasoning goes back upstream (DeepSeek/GLM need it during tool use); else it is stripped. */
@@ -47,7 +47,7 @@ export function openAiRequestBody(r: DialectRequest, o: BodyOptions = {}): Recor
 }
 
 /** OpenAI's usage block; `cached_tokens` and `reasoning_tokens` only when reported. */
-export function openAiUsage(u: NonNullable<WireUsage>): Usage {
+export function openAiUsage(u: NonNullable<UpstreamWireUsage>): Usage {
   const prompt = u.prompt_tokens ?? 0;
   const completion = u.completion_tokens ?? 0;
   const usage: Usage = {
@@ -69,6 +69,7 @@ export function statusError(r: DialectErrorReply, message = `upstream answered H
 
 export const baseDialect: Omit<UpstreamDialect, 'name' | 'detection'> = {
   oneTokenPerChunk: false,
+  ignoresTools: false,
   transformRequest: (r) => openAiRequestBody(r),
   transformUsage: openAiUsage,
   mapError: (r) => statusError(r),

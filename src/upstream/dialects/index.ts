@@ -26,4 +26,7 @@ export const DIALECTS: Readonly<Record<DialectName, UpstreamDialect>> = {
 /** The default for servers nobody recognised: sends `max_tokens`, which every OpenAI-compatible server knows. */
 export const FALLBACK_DIALECT: DialectName = 'openai-compatible';
 
+/** Every flavour spoken over HTTP: the UPSTREAM_FLAVOUR values (with `auto`). */
+export const DIALECT_NAMES = Object.keys(DIALECTS) as [DialectName, ...DialectName[]];
+
 export const dialectFor = (name: DialectName): UpstreamDialect => DIALECTS[name];

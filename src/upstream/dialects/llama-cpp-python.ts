@@ -56,6 +56,8 @@ export const llamaCppPythonDialect: UpstreamDialect = {
   name: 'llama-cpp-python',
   detection: { owners: ['me'] },
   oneTokenPerChunk: true,
+  // Its default chat handlers drop `tools` (issue 9).
+  ignoresTools: true,
   transformRequest(r) {
     const body = openAiRequestBody(r, { streamUsage: false });
     if (isJsonMode(r.params.responseFormat)) body.response_format = responseFormat(r.params.responseFormat);

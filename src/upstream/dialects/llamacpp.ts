@@ -12,6 +12,7 @@ const isProps = (json: unknown): boolean =>
 export const llamacppDialect: UpstreamDialect = {
   ...baseDialect,
   name: 'llamacpp',
+  note: 'llama-server',
   detection: { owners: ['llamacpp', 'llama.cpp'], probe: { path: '/props', matches: isProps } },
   oneTokenPerChunk: true,
   transformRequest: templateThinkingRequest,

@@ -6,5 +6,6 @@ import type { UpstreamDialect } from './upstream-dialect.ts';
 export const openaiCompatibleDialect: UpstreamDialect = {
   ...baseDialect,
   name: 'openai-compatible',
+  note: 'any other',
   detection: {},
 };

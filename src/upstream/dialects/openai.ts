@@ -5,6 +5,7 @@ import type { UpstreamDialect } from './upstream-dialect.ts';
 export const openaiDialect: UpstreamDialect = {
   ...baseDialect,
   name: 'openai',
+  note: 'api.openai.com',
   detection: { hosts: /(^|\.)openai\.com$/ },
   transformRequest: (r) => openAiRequestBody(r, { maxTokensField: 'max_completion_tokens' }),
 };

@@ -3,7 +3,7 @@
 // Only the shared upstream (../openai-compatible-upstream.ts), the stream normaliser and detection call these.
 import type { ChatParams, UpstreamFlavour, Usage } from '../model-upstream.ts';
 import type { UpstreamError } from '../upstream-error.ts';
-import type { WireUsage } from '../upstream-wire.ts';
+import type { UpstreamWireUsage } from '../upstream-wire.ts';
 
 /** The flavours spoken over HTTP: all but the in-process model, which has no wire dialect. */
 export type DialectName = Exclude<UpstreamFlavour, 'local'>;
@@ -44,10 +44,14 @@ export interface UpstreamDialect {
    * tokens honestly (chunks with reasoning, content or tool-call text).
    */
   readonly oneTokenPerChunk: boolean;
+  /** The server drops `tools` without a word, so UPSTREAM_TOOL_MODE=auto writes them into the prompt instead. */
+  readonly ignoresTools: boolean;
+  /** Said beside the name in `--help` (UPSTREAM_FLAVOUR). */
+  readonly note?: string;
   /** ChatParams → the JSON request body. Called once per request; retries reuse the serialised body. */
   transformRequest(request: DialectRequest): Record<string, unknown>;
   /** The wire usage block → gateway usage. Called once per reply, not per chunk. */
-  transformUsage(usage: NonNullable<WireUsage>): Usage;
+  transformUsage(usage: NonNullable<UpstreamWireUsage>): Usage;
   /** A non-2xx reply → the error the gateway reports (and retries on when `isRetryable`). */
   mapError(reply: DialectErrorReply): UpstreamError;
 }
