@@ -4,7 +4,7 @@
 // come in as arguments: src/compose-gateway.ts (the composition root) is where they are chosen.
 import type { Bundle } from '@medplum/fhirtypes';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
-import { createAgentUpstream } from './agent/create-agent-upstream.ts';
+import { createAgentUpstream } from './agent/create-chat-agent.ts';
 import type { AuditSink } from './audit/audit-trail.ts';
 import { createAccessControl, type AccessControl } from './auth/create-access-control.ts';
 import type { KeyAccess } from './auth/key-access.ts';

@@ -5,7 +5,7 @@
 import OpenAI, { APIUserAbortError } from 'openai';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAgentUpstream } from '../src/agent/create-agent-upstream.ts';
+import { createAgentUpstream } from '../src/agent/create-chat-agent.ts';
 import { buildApp } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';
 import type { FhirClient } from '../src/fhir-client/fhir-client.ts';

@@ -6,7 +6,7 @@
 import type { FhirClient } from '../../src/fhir-client/fhir-client.ts';
 import type { AgentLimits } from '../../src/agent/agent-limits.ts';
 import type { ExecuteToolFn } from '../../src/agent/tool-contract.ts';
-import { createAgentUpstream } from '../../src/agent/create-agent-upstream.ts';
+import { createAgentUpstream } from '../../src/agent/create-chat-agent.ts';
 import type { ChatMessage, FunctionTool } from '../../src/openai/chat-request.ts';
 import type { ChatParams, ModelUpstream, UpstreamCompletion, UpstreamDelta } from '../../src/upstream/model-upstream.ts';
 import type { ToolContext, ToolResult } from '../../tools/tool.ts';
