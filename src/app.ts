@@ -1,6 +1,7 @@
 // buildApp(deps): fastify, auth, rate limit, error envelope, routes. It never listens; src/server.ts does.
 import { randomUUID } from 'node:crypto';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import type { ChatAgent } from './agent/chat-agent.ts';
 import type { Config } from './config.ts';
 import { plainKeyAccess, type KeyAccess } from './auth/key-access.ts';
 import { createApiKeyResolver, bearerToken } from './auth/api-key-resolver.ts';
@@ -21,12 +22,12 @@ import { ApiError } from './openai/api-error.ts';
 import { createReadiness } from './readiness/create-readiness.ts';
 import { upstreamReadinessCheck } from './readiness/gateway-readiness-checks.ts';
 import type { ReadinessCheck } from './readiness/readiness-check.ts';
-import type { ModelUpstream } from './upstream/model-upstream.ts';
 
 export interface AppDeps {
   config: Config;
-  /** null when no UPSTREAM_BASE_URL is set: chat answers 503, everything else works. */
-  upstream: ModelUpstream | null;
+  /** What POST /v1/chat/completions calls (src/compose-gateway.ts builds it); null when no model is connected: chat
+   * answers 503, everything else works. */
+  agent: ChatAgent | null;
   logger?: FastifyBaseLogger;
   /** Wall clock in ms (created timestamps, rate limiting). */
   now?: () => number;
@@ -185,15 +186,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     });
   }
 
-  await app.register(healthRoute, { upstreamConfigured: deps.upstream !== null });
-  const checks = deps.readiness ?? [upstreamReadinessCheck(config, deps.upstream ? 'injected' : 'none')];
+  await app.register(healthRoute, { upstreamConfigured: deps.agent !== null });
+  const checks = deps.readiness ?? [upstreamReadinessCheck(config, deps.agent ? 'injected' : 'none')];
   await app.register(readyRoute, {
     readiness: createReadiness({ checks, timeoutMs: config.READY_TIMEOUT_MS, cacheMs: config.READY_CACHE_MS, now }),
   });
   await app.register(modelsRoutes, { modelId: config.MODEL_ID, created: Math.floor(now() / 1000) });
   await app.register(chatCompletionsRoute, {
     modelId: config.MODEL_ID,
-    upstream: deps.upstream,
+    agent: deps.agent,
     imageMaxBytes: config.IMAGE_MAX_BYTES,
     deadlineMs: config.REQUEST_DEADLINE_MS,
     logMessageContent: config.LOG_MESSAGE_CONTENT,

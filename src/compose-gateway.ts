@@ -1,30 +1,44 @@
-// The composition root: the one function that assembles the gateway. The server (src/server.ts), the test harness
-// (test/support/gateway-harness.ts) and the eval environment (evals/environment/) all build it here, and this is
-// the only module in src/ that imports tools/ and fixtures/. Everything it chooses can be passed in instead.
+// The composition root: the one function that assembles the gateway. The server (src/server.ts), the MCP stdio
+// entry, the test harness (test/support/gateway-harness.ts) and the eval environment (evals/environment/) all build
+// it here, and this is the only module in src/ that imports tools/ and fixtures/. It decides the order of the
+// wrappers around the model; src/compose/ builds the single pieces from the configuration. Everything it chooses
+// can be passed in instead.
 import type { Bundle } from '@medplum/fhirtypes';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { loadSyntheticEhrBundles } from '../fixtures/synthetic-ehr.ts';
-import { packageInfo as pkg } from './shared/package-info.ts';
 import { executeTool, openAiToolDefinitions, serverToolsFor, toolRegistry, toolsForScopes, unavailableReason } from '../tools/index.ts';
+import type { ChatAgent } from './agent/chat-agent.ts';
+import { createChatAgent } from './agent/create-chat-agent.ts';
 import type { ServerTools } from './agent/tool-contract.ts';
-import type { AuditSink } from './audit/audit-trail.ts';
 import { buildApp, type AppDeps } from './app.ts';
+import type { AuditSink } from './audit/audit-trail.ts';
+import { createAccessControl } from './auth/create-access-control.ts';
 import { bootSmartFhirClient } from './compose/boot-smart-fhir-client.ts';
-import { createMedplumFhirClient } from './fhir-client/medplum-fhir-client.ts';
+import { createFhirBackend } from './compose/create-fhir-backend.ts';
+import { createLocalModel } from './compose/create-local-model.ts';
+import { createModelUpstream } from './compose/create-model-upstream.ts';
+import { createSharedState } from './compose/create-shared-state.ts';
 import { readSearchCapabilities } from './compose/read-search-capabilities.ts';
+import { warmToolPrefix } from './compose/warm-tool-prefix.ts';
 import type { Config } from './config.ts';
 import type { FhirClient } from './fhir-client/fhir-client.ts';
+import { createMedplumFhirClient } from './fhir-client/medplum-fhir-client.ts';
 import { readEhrBundles } from './fhir-loader/read-ehr-bundles.ts';
-import { createGatewayDeps, type GatewayDeps } from './gateway-deps.ts';
-import { mcpRoute } from './mcp/mcp-route.ts';
-import { mcpServerFactory } from './mcp/mcp-server-factory.ts';
-import type { ModelUpstream } from './upstream/model-upstream.ts';
+import { embeddedFhirPlugin } from './fhir-server/embedded-fhir-plugin.ts';
+import type { EmbeddedFhirServer } from './fhir-server/embedded-fhir-server.ts';
 import { metricsRoute } from './http/metrics-route.ts';
 import { openApiRoute } from './http/openapi-route.ts';
+import { mcpRoute } from './mcp/mcp-route.ts';
+import { mcpServerFactory } from './mcp/mcp-server-factory.ts';
+import { fhirReadinessCheck, upstreamReadinessCheck } from './readiness/gateway-readiness-checks.ts';
+import { packageInfo as pkg } from './shared/package-info.ts';
 import { createTelemetry } from './telemetry/create-telemetry.ts';
 import { registerTelemetryHooks } from './telemetry/http-telemetry-hooks.ts';
 import { instrumentChat } from './telemetry/instrument-chat.ts';
+import { instrumentModelStep } from './telemetry/instrument-model-step.ts';
 import { instrumentServerTools } from './telemetry/instrument-tool.ts';
+import type { ModelUpstream } from './upstream/model-upstream.ts';
+import { applyToolMode } from './upstream/prompted-tools/apply-tool-mode.ts';
 
 /** FHIR_SEED_DIR's folder of bundles or NDJSON, else the synthetic EHR of fixtures/. */
 function seedFrom(config: Config): () => Promise<Bundle[]> {
@@ -52,7 +66,7 @@ export interface ComposeGatewayOptions extends Pick<AppDeps, 'now' | 'generateId
   seed?: () => Promise<Bundle[]>;
   /** The FHIR client for the tools. Default: from FHIR_BASE_URL, else the embedded server (mounted at /fhir). */
   fhir?: FhirClient;
-  /** The model. Default: from UPSTREAM_BASE_URL, else LOCAL_MODEL, else none (chat answers 503). */
+  /** The model. Default: from UPSTREAM_BASE_URL, else LOCAL_MODEL, else none (chat answers 503). Wrapped like a remote one. */
   model?: ModelUpstream;
   /** Where AuditEvents go. Default: from AUDIT_SINK (off without keys). */
   audit?: AuditSink;
@@ -61,7 +75,12 @@ export interface ComposeGatewayOptions extends Pick<AppDeps, 'now' | 'generateId
 export interface ComposedGateway {
   /** Built, not listening. */
   app: FastifyInstance;
-  deps: GatewayDeps;
+  /** What POST /v1/chat/completions calls; null when no model is connected (chat answers 503). */
+  agent: ChatAgent | null;
+  /** The FHIR client the tools use. */
+  fhir: FhirClient;
+  /** Present when FHIR_BASE_URL is unset and no client was injected: the in-process server mounted at /fhir. */
+  fhirServer?: EmbeddedFhirServer;
   /** One caller's MCP server over the same tools (POST /mcp builds one per request; `npm run mcp` one for stdio). */
   mcpServerFor: ReturnType<typeof mcpServerFactory>;
   /** Closes the app, then its dependencies (the in-process model last). */
@@ -72,6 +91,7 @@ export async function composeGateway(opts: ComposeGatewayOptions): Promise<Compo
   const { config, logger } = opts;
   // Metrics unless METRICS=false, traces only with OTEL_EXPORTER_OTLP_ENDPOINT; what is off is not installed.
   const telemetry = createTelemetry(config);
+  const observed = Boolean(telemetry.metrics || telemetry.tracer);
   // SMART Backend Services: a token first (boot fails here, naming the variable), then only the tools it covers.
   const smart =
     config.FHIR_AUTH === 'smart-backend' && !opts.fhir
@@ -87,26 +107,88 @@ export async function composeGateway(opts: ComposeGatewayOptions): Promise<Compo
       : undefined;
   const served = serverToolsFor({ allowed: smart?.allowedTools, resultMaxTokens: config.TOOL_RESULT_MAX_TOKENS, capabilities });
   const tools = instrumentServerTools(opts.tools ?? served, telemetry);
-  const deps = await createGatewayDeps(config, logger, {
-    tools,
-    telemetry,
-    seed: config.FHIR_SEED ? (opts.seed ?? seedFrom(config)) : undefined,
-    fhir: opts.fhir ?? smart?.fhir,
-    model: opts.model,
-    audit: opts.audit,
-    now: opts.now,
+
+  if (config.LOCAL_MODEL && config.UPSTREAM_BASE_URL && !opts.model) logger.warn('LOCAL_MODEL is ignored: UPSTREAM_BASE_URL is set');
+  // The upstream's dialect probe first, on its own: seeding the embedded server holds the event loop for seconds on
+  // a busy machine, and a probe timed meanwhile would time out and fall back to the generic dialect.
+  const remote = await (opts.model ?? createModelUpstream(config, logger, telemetry));
+  const [local, backend] = await Promise.all([
+    opts.model ? null : createLocalModel(config, logger),
+    createFhirBackend(config, logger, {
+      fhir: opts.fhir ?? smart?.fhir,
+      seed: config.FHIR_SEED ? (opts.seed ?? seedFrom(config)) : undefined,
+    }),
+  ]);
+  const access = await createAccessControl({ config, logger, fhir: backend.fhir, tools, sink: opts.audit }).catch(async (err: unknown) => {
+    await local?.close();
+    throw err;
   });
-  const mcpServerFor = mcpServerFactory({ tools, callerTools: deps.callerTools });
-  const observed = telemetry.metrics || telemetry.tracer;
+  const shared = await createSharedState(config, logger, opts.now ?? Date.now);
+
+  // The model and its wrappers, from the inside out; the chat route calls the outermost:
+  //   the model (remote or in process)
+  //   → prompted tools, for remote servers that ignore `tools` (UPSTREAM_TOOL_MODE; the in-process model calls tools natively)
+  //   → metrics and spans per model step
+  //   → the FHIR tool loop (SERVER_TOOLS), with the caller's tools from the access control
+  //   → metrics and spans per chat request
+  const bare = remote ? applyToolMode(remote, config.UPSTREAM_TOOL_MODE) : (local?.upstream ?? null);
+  const model = bare && observed ? instrumentModelStep(bare, telemetry) : bare;
+  const toolDefinitions = tools.definitions({ writesEnabled: config.FHIR_WRITE_TOOLS });
+  const loop =
+    model &&
+    createChatAgent({
+      upstream: model,
+      serverTools: config.SERVER_TOOLS,
+      fhir: backend.fhir,
+      writesEnabled: config.FHIR_WRITE_TOOLS,
+      limits: { maxSteps: config.AGENT_MAX_STEPS, maxToolCalls: config.AGENT_MAX_TOOL_CALLS, deadlineMs: config.AGENT_DEADLINE_MS },
+      executeTool: tools.execute,
+      toolDefinitions,
+      toolsFor: access.toolsForCaller,
+      resultCache: shared?.toolResultCache,
+    });
+  const agent = loop && observed ? instrumentChat(loop, telemetry) : loop;
+
+  const warming =
+    local && config.SERVER_TOOLS && config.LOCAL_MODEL_WARM
+      ? warmToolPrefix({ upstream: local.upstream, tools: toolDefinitions, logger })
+      : undefined;
+  const readiness = [
+    upstreamReadinessCheck(
+      config,
+      opts.model ? 'injected' : remote ? 'remote' : local ? 'local' : 'none',
+      undefined,
+      () => warming?.busy() ?? false,
+    ),
+    fhirReadinessCheck(config, opts.fhir ? { injected: true } : backend.fhirServer ? { embedded: backend.fhirServer } : { external: true }),
+    ...(shared ? [shared.readiness] : []),
+  ];
+  const closeDeps = async () => {
+    // The model is disposed only once nothing evaluates on it any more.
+    await warming?.stop();
+    await local?.close();
+    await access.close();
+    await shared?.close();
+  };
+
+  const mcpServerFor = mcpServerFactory({ tools, callerTools: access.toolsFor });
+  const { fhirServer } = backend;
   let app: FastifyInstance;
   try {
     app = await buildApp({
       config,
-      upstream: deps.upstream && observed ? instrumentChat(deps.upstream, telemetry) : deps.upstream,
+      agent,
       logger,
       observe: (app) => registerTelemetryHooks(app, telemetry),
       plugins: [
-        ...deps.plugins,
+        // The embedded FHIR server at /fhir, every request under the caller's scopes and audited.
+        ...(fhirServer
+          ? [
+              async (app: FastifyInstance) => {
+                await app.register(embeddedFhirPlugin, { prefix: '/fhir', server: fhirServer, guard: access.guardFhir });
+              },
+            ]
+          : []),
         async (app) => {
           await app.register(openApiRoute, { modelId: config.MODEL_ID, version: pkg.version });
           if (telemetry.metrics) await app.register(metricsRoute, { registry: telemetry.metrics.registry, token: config.METRICS_TOKEN });
@@ -119,23 +201,25 @@ export async function composeGateway(opts: ComposeGatewayOptions): Promise<Compo
           });
         },
       ],
-      readiness: deps.readiness,
-      rateLimit: deps.rateLimit,
+      readiness,
+      rateLimit: shared?.rateLimit,
       now: opts.now,
       generateId: opts.generateId,
     });
   } catch (err) {
-    await deps.close();
+    await closeDeps();
     await telemetry.tracing?.shutdown();
     throw err;
   }
   return {
     app,
-    deps,
+    agent,
+    fhir: backend.fhir,
+    fhirServer,
     mcpServerFor,
     close: async () => {
       await app.close();
-      await deps.close();
+      await closeDeps();
       // Last: the spans of everything above are exported before the exporter stops.
       await telemetry.tracing?.shutdown();
     },

@@ -3,9 +3,10 @@
 export { buildApp, type AppDeps } from './app.ts';
 export { configHelp, loadConfig, ConfigError, type Config } from './config.ts';
 export { composeGateway, fhirTools, type ComposeGatewayOptions, type ComposedGateway } from './compose-gateway.ts';
-export { createGatewayDeps, createModelUpstream, type GatewayDeps, type GatewayDepsOptions } from './gateway-deps.ts';
+export { createModelUpstream } from './compose/create-model-upstream.ts';
+export type { ChatAgent } from './agent/chat-agent.ts';
 export { startServer } from './server.ts';
-export { createAgentUpstream, type AgentUpstreamOptions } from './agent/create-chat-agent.ts';
+export { createChatAgent, type ChatAgentOptions } from './agent/create-chat-agent.ts';
 export type { AgentTrace, TraceToolCall, StopReason } from './agent/agent-trace-schema.ts';
 export type { ExecuteToolFn, ServerTools, ToolContext, ToolResult, WrittenResource } from './agent/tool-contract.ts';
 export { createOpenAiCompatibleUpstream } from './upstream/openai-compatible-upstream.ts';

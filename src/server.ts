@@ -26,8 +26,8 @@ export async function startServer(env: Record<string, string | undefined>): Prom
     },
   });
   if (!config.authEnabled) logger.warn({ host: config.HOST }, 'API_KEYS is not set: authentication is OFF (allowed on loopback only)');
-  const { app, deps, close } = await composeGateway({ config, logger });
-  if (!deps.upstream) {
+  const { app, agent, close } = await composeGateway({ config, logger });
+  if (!agent) {
     logger.info(
       'no model connected: set UPSTREAM_BASE_URL, e.g. UPSTREAM_BASE_URL=http://127.0.0.1:11434/v1 UPSTREAM_MODEL=qwen3:8b (Ollama) or http://127.0.0.1:8000/v1 (vLLM), or LOCAL_MODEL=<file.gguf> to run a model in process; chat requests answer 503 until then',
     );

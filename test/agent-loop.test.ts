@@ -1,7 +1,7 @@
 // The server-side FHIR tool loop end to end: openai SDK → gateway → fake upstream, tools against the seeded
 // embedded FHIR server. Each scenario runs non-streamed (create) and streamed (stream() + finalChatCompletion()).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAgentUpstream } from '../src/agent/create-chat-agent.ts';
+import { createChatAgent } from '../src/agent/create-chat-agent.ts';
 import { createScriptedUpstream, toolCall } from '../src/agent/testing/scripted-upstream.ts';
 import type { FhirClient } from '../src/fhir-client/fhir-client.ts';
 import { generated, script, streamed, toolMessages, toolNames, wireUsage, type Collected } from './support/agent-kit.ts';
@@ -274,7 +274,7 @@ describe('tool execution concurrency (agent upstream, injected tools)', () => {
       { toolCalls: ['a', 'b', 'c'].map((id) => toolCall(id, 'probe', { id })) },
       { content: 'done' },
     ]);
-    const agent = createAgentUpstream({
+    const agent = createChatAgent({
       upstream,
       fhir: {} as FhirClient,
       writesEnabled: false,

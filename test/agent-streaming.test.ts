@@ -5,7 +5,7 @@
 import OpenAI, { APIUserAbortError } from 'openai';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAgentUpstream } from '../src/agent/create-chat-agent.ts';
+import { createChatAgent } from '../src/agent/create-chat-agent.ts';
 import { buildApp } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';
 import type { FhirClient } from '../src/fhir-client/fhir-client.ts';
@@ -67,7 +67,7 @@ beforeAll(async () => {
     doGenerate: (p, o) => (upstreamCalls++, inner.doGenerate(p, o)),
     doStream: (p, o) => (upstreamCalls++, inner.doStream(p, o)),
   };
-  const upstream = createAgentUpstream({
+  const upstream = createChatAgent({
     upstream: counted,
     fhir: {} as FhirClient,
     writesEnabled: false,
@@ -87,7 +87,7 @@ beforeAll(async () => {
         : { ok: true, content: { name, args: JSON.parse(args || '{}') } };
     },
   });
-  const app = await buildApp({ config, upstream, logger: pino({ level: 'silent' }) });
+  const app = await buildApp({ config, agent: upstream, logger: pino({ level: 'silent' }) });
   const baseUrl = await app.listen({ port: 0, host: '127.0.0.1' });
   gw = {
     baseUrl,

@@ -33,7 +33,7 @@ describe('composition root', () => {
       expect(code(file), file).toMatch(/\bcomposeGateway\(/);
     }
     const builders = [...sources('src'), ...sources('evals'), ...sources('test/support')].filter(
-      (file) => file !== ROOT_MODULE && /(?<!function )\b(buildApp|createGatewayDeps)\(/.test(code(file)),
+      (file) => file !== ROOT_MODULE && /(?<!function )\bbuildApp\(/.test(code(file)),
     );
     expect(builders).toEqual([]);
   });
@@ -63,7 +63,7 @@ describe('composition root', () => {
       model,
     });
     try {
-      expect(gateway.deps.fhirServer!.count()).toBe(1);
+      expect(gateway.fhirServer!.count()).toBe(1);
       const res = await gateway.app.inject({
         method: 'POST',
         url: '/v1/chat/completions',
@@ -87,7 +87,7 @@ describe('composition root', () => {
       ],
     });
     try {
-      expect(embedded).toBe(gateway!.deps.fhirServer);
+      expect(embedded).toBe(gateway!.fhirServer);
       expect((await gateway!.app.inject({ method: 'GET', url: '/fhir/Patient/env-1' })).statusCode).toBe(200);
     } finally {
       await environment.close();

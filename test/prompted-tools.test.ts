@@ -480,7 +480,7 @@ describe.each(['create', 'stream'] as const)('server-side FHIR loop over prompte
       apiKey: TEST_KEY,
       model: TEST_MODEL,
       client,
-      fhirServer: gateway.deps.fhirServer,
+      fhirServer: gateway.fhirServer,
       logs: [],
     } as unknown as RunningGateway;
     close = gateway.close;

@@ -49,7 +49,7 @@ export async function createEnvironment(spec: EnvironmentSpec): Promise<CreatedE
     logger: pino({ level: 'silent' }),
     seed: spec.bundles,
   });
-  const server = gateway.deps.fhirServer!;
+  const server = gateway.fhirServer!;
   const inner = spec.shared
     ? cleanupEnvironment({
         baseUrl: server.baseUrl,

@@ -1,9 +1,17 @@
 import type { FhirClient } from '../fhir-client/fhir-client.ts';
 import type { FunctionTool } from '../openai/chat-request.ts';
 import { isJsonMode } from '../openai/is-json-mode.ts';
-import type { CallOptions, ChatParams, ModelUpstream, UpstreamCompletion, UpstreamDelta } from '../upstream/model-upstream.ts';
+import type {
+  CallerContext,
+  CallOptions,
+  ChatParams,
+  ModelUpstream,
+  UpstreamCompletion,
+  UpstreamDelta,
+} from '../upstream/model-upstream.ts';
 import { signalOf } from '../upstream/model-upstream.ts';
 import type { AgentLimits } from './agent-limits.ts';
+import type { ChatAgent } from './chat-agent.ts';
 import type { ExecuteToolFn } from './tool-contract.ts';
 import { createDeltaChannel } from '../shared/delta-channel.ts';
 import { executeServerToolCalls } from './execute-server-tool-calls.ts';
@@ -18,8 +26,10 @@ import type { CallerTools } from './tool-contract.ts';
 import { createToolResultCache, type ToolResultCache } from './tool-result-cache.ts';
 import { randomId } from '../shared/random-id.ts';
 
-export interface AgentUpstreamOptions {
+export interface ChatAgentOptions {
   upstream: ModelUpstream;
+  /** False (SERVER_TOOLS=false): every request goes straight to `upstream`. Default true. */
+  serverTools?: boolean;
   fhir: FhirClient;
   writesEnabled: boolean;
   limits: AgentLimits;
@@ -38,24 +48,35 @@ export interface AgentUpstreamOptions {
   resultCache?: ToolResultCache;
   /** Monotonic milliseconds, for durations. */
   clock?: () => number;
-  /** Per call, from its CallOptions (the caller's API key): its tools. Undefined (or no hook) = the options above. */
-  toolsFor?: (options: CallOptions | undefined) => CallerTools | undefined;
+  /** Per call, from its CallOptions' caller (the chat route passes the API key's access): its tools. Undefined (or no
+   * hook) = the options above. */
+  toolsFor?: (caller: CallerContext | undefined) => CallerTools | undefined;
 }
 
 function scopedCache(cache: ToolResultCache, scope: string): ToolResultCache {
   return { get: (id) => cache.get(`${scope}\u0000${id}`), set: (id, result) => cache.set(`${scope}\u0000${id}`, result) };
 }
 
+/** SERVER_TOOLS=false: the model itself answers every request. */
+const passThrough = (upstream: ModelUpstream): ChatAgent => ({
+  flavour: upstream.flavour,
+  model: upstream.model,
+  serverTools: false,
+  doGenerate: (params, options) => upstream.doGenerate(params, options),
+  doStream: (params, options) => upstream.doStream(params, options),
+});
+
 /**
- * A ModelUpstream decorator that runs the FHIR tools server-side. With `params.serverTools === false` it is a
- * pure pass-through; a deployment with server tools off simply does not wrap its upstream.
+ * A ModelUpstream decorator that runs the FHIR tools server-side. With `params.serverTools === false` (or the
+ * `serverTools: false` option) it is a pure pass-through.
  *
  * Mixed turns (server and client calls in one assistant message) are lossless: the server calls run, then the
  * client gets the whole assistant message (all its tool_calls, `finish_reason: tool_calls`) with the server
  * results in `fhir_agent.server_results`. The client may append those as tool messages; whatever it leaves out,
  * the next request fills in from a bounded cache keyed by tool_call_id, else by re-executing the call.
  */
-export function createAgentUpstream(opts: AgentUpstreamOptions): ModelUpstream {
+export function createChatAgent(opts: ChatAgentOptions): ChatAgent {
+  if (opts.serverTools === false) return passThrough(opts.upstream);
   const cache = opts.resultCache ?? createToolResultCache(opts.resultCacheSize);
   const base = {
     now: opts.now ?? (() => new Date()),
@@ -67,7 +88,7 @@ export function createAgentUpstream(opts: AgentUpstreamOptions): ModelUpstream {
   const { executeTool, toolDefinitions } = opts;
 
   async function prepare(params: ChatParams, options: CallOptions | undefined, signal: AbortSignal | undefined, runStep: StepRunner) {
-    const caller = opts.toolsFor?.(options);
+    const caller = opts.toolsFor?.(options?.caller);
     const serverTools = caller?.toolDefinitions ?? toolDefinitions;
     const results = caller ? scopedCache(cache, caller.cacheScope) : cache;
     // Cache writes run beside the loop; the answer waits for them, so a follow-up on any replica finds them.

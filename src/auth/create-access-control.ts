@@ -9,12 +9,18 @@ import type { FhirClient } from '../fhir-client/fhir-client.ts';
 import { guardFhirRequest } from './guard-fhir-request.ts';
 import { toolAccess, toolsMayWrite, type KeyAccess } from './key-access.ts';
 import { createScopedFhirClient } from './scoped-fhir-client.ts';
+import type { CallerContext } from '../upstream/model-upstream.ts';
 
 export interface AccessControl {
   /** Runs a /fhir request under the caller's scopes, and audits it. */
   guardFhir(req: FastifyRequest, request: EmbeddedFhirRequest, handle: EmbeddedFhirServer['handle']): Promise<EmbeddedFhirResponse>;
-  /** The caller's tools for the agent loop; undefined for in-process callers (no key: the gateway-wide tools). */
-  toolsFor(access: KeyAccess | undefined): CallerTools | undefined;
+  /** One key's tools: offered, scoped and audited as for its chat requests (the MCP server serves these). */
+  toolsFor(access: KeyAccess): CallerTools;
+  /**
+   * The agent's hook: a chat request's caller (the chat route passes the key's KeyAccess as its CallerContext) → its
+   * tools; undefined for in-process callers (no key: the gateway-wide tools).
+   */
+  toolsForCaller(caller: CallerContext | undefined): CallerTools | undefined;
   close(): Promise<void>;
 }
 
@@ -55,24 +61,26 @@ export async function createAccessControl(o: AccessControlOptions): Promise<Acce
     write: o.tools.definitions({ writesEnabled: o.config.FHIR_WRITE_TOOLS }),
   };
 
+  const toolsFor = (access: KeyAccess): CallerTools => {
+    const scoped = toolAccess(access);
+    const audit = auditFor(access);
+    return {
+      fhirForTool: (tool) => createScopedFhirClient({ fhir: o.fhir, access: scoped, audit, tool }),
+      // Writes stay on when the deployment allows them, so a write the key may not make is `forbidden`, not
+      // `writes_disabled`; the write tools are only offered to keys that may write.
+      writesEnabled: o.config.FHIR_WRITE_TOOLS,
+      toolDefinitions: toolsMayWrite(access) ? definitions.write : definitions.read,
+      cacheScope: access.id,
+    };
+  };
+
   return {
     guardFhir(req, request, handle) {
       const access = req.keyAccess ?? NOTHING;
       return guardFhirRequest(request, { access, audit: auditFor(access), address: req.ip, handle });
     },
-    toolsFor(access) {
-      if (!access) return undefined;
-      const scoped = toolAccess(access);
-      const audit = auditFor(access);
-      return {
-        fhirForTool: (tool) => createScopedFhirClient({ fhir: o.fhir, access: scoped, audit, tool }),
-        // Writes stay on when the deployment allows them, so a write the key may not make is `forbidden`, not
-        // `writes_disabled`; the write tools are only offered to keys that may write.
-        writesEnabled: o.config.FHIR_WRITE_TOOLS,
-        toolDefinitions: toolsMayWrite(access) ? definitions.write : definitions.read,
-        cacheScope: access.id,
-      };
-    },
+    toolsFor,
+    toolsForCaller: (caller) => (caller ? toolsFor(caller as KeyAccess) : undefined),
     close: async () => {
       await sink?.close();
     },

@@ -1,11 +1,12 @@
-// POST /v1/chat/completions: thin HTTP glue around ModelUpstream. Validation, n fan-out, deadline, disconnects.
+// POST /v1/chat/completions: thin HTTP glue around the ChatAgent. Validation, n fan-out, deadline, disconnects.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { KeyAccess } from '../auth/key-access.ts';
 import { ApiError, NO_RETRY } from '../openai/api-error.ts';
 import { toChatCompletion } from './to-chat-completion.ts';
 import { isJsonMode } from '../openai/is-json-mode.ts';
 import { parseChatRequest, toChatParams } from './to-chat-params.ts';
-import type { CallOptions, ChatParams, ModelUpstream } from '../upstream/model-upstream.ts';
+import type { ChatAgent } from '../agent/chat-agent.ts';
+import type { CallOptions, ChatParams } from '../upstream/model-upstream.ts';
 import { createChunkEncoder } from './chunk-encoder.ts';
 import { toApiError } from './error-handler.ts';
 import { mergeStreams } from './merge-streams.ts';
@@ -13,7 +14,8 @@ import { writeSse } from './write-sse.ts';
 
 export interface ChatRouteOptions {
   modelId: string;
-  upstream: ModelUpstream | null;
+  /** The model behind the FHIR tool loop (src/agent/create-chat-agent.ts), built in src/compose-gateway.ts. */
+  agent: ChatAgent | null;
   imageMaxBytes: number;
   deadlineMs: number;
   logMessageContent: boolean;
@@ -77,8 +79,8 @@ export async function chatCompletionsRoute(app: FastifyInstance, o: ChatRouteOpt
     const params = toChatParams(body, { modelId: o.modelId, imageMaxBytes: o.imageMaxBytes });
     if (o.logMessageContent) req.log.debug({ messages: params.messages }, 'chat request messages');
     req.log.info({ stream: !!body.stream, messages: params.messages.length, maxTokens: params.maxTokens, n: body.n ?? 1 }, 'chat request');
-    if (!o.upstream) throw notConfigured();
-    const upstream = o.upstream;
+    if (!o.agent) throw notConfigured();
+    const agent = o.agent;
     const n = body.n ?? 1;
     const jsonMode = isJsonMode(params.responseFormat);
     const id = `chatcmpl-${o.generateId()}`;
@@ -86,14 +88,14 @@ export async function chatCompletionsRoute(app: FastifyInstance, o: ChatRouteOpt
     const sig = new RequestCancel(reply, o.deadlineMs, req.keyAccess);
     // Said on both forms: a generic client (json_object, tool_choice) otherwise cannot tell its request went
     // through the FHIR tool loop. `server_tools: false` in the request turns the loop off.
-    const viaServerTools = upstream.serverTools === true && params.serverTools !== false;
+    const viaServerTools = agent.serverTools && params.serverTools !== false;
     let settled = false;
     try {
       if (!body.stream) {
         const completions =
           n === 1
-            ? [await upstream.doGenerate(params, sig.options)]
-            : await Promise.all(Array.from({ length: n }, (_, i) => upstream.doGenerate(choiceParams(params, i), sig.options)));
+            ? [await agent.doGenerate(params, sig.options)]
+            : await Promise.all(Array.from({ length: n }, (_, i) => agent.doGenerate(choiceParams(params, i), sig.options)));
         settled = true;
         const response = toChatCompletion({ id, created, model: o.modelId, completions, jsonMode });
         // Also as headers, for clients that only see the SDK's typed fields. Streams say it in extension chunks.
@@ -102,7 +104,7 @@ export async function chatCompletionsRoute(app: FastifyInstance, o: ChatRouteOpt
         if (viaServerTools) reply.header('x-server-tools', 'on');
         return response;
       }
-      const streams = await Promise.all(Array.from({ length: n }, (_, i) => upstream.doStream(choiceParams(params, i), sig.options)));
+      const streams = await Promise.all(Array.from({ length: n }, (_, i) => agent.doStream(choiceParams(params, i), sig.options)));
       const encoder = createChunkEncoder({
         id,
         created,

@@ -1,5 +1,5 @@
 // The readiness contract: one check per component the gateway needs to answer a chat request (the model upstream,
-// the FHIR server). Types only; src/gateway-deps.ts builds the checks, src/http/ready-route.ts serves them.
+// the FHIR server). Types only; src/compose-gateway.ts builds the checks, src/http/ready-route.ts serves them.
 
 /** `degraded`: works, with less (e.g. Redis down: per-replica rate limits); it does not make the gateway not ready. */
 export type ComponentStatus = 'ok' | 'degraded' | 'failing' | 'not_configured';

@@ -1,9 +1,10 @@
-// A ModelUpstream decorator for a whole chat request (the agent loop and all its steps): tokens by model and API key
+// A ChatAgent decorator for a whole chat request (the agent loop and all its steps): tokens by model and API key
 // id, time to the first streamed token, and a fresh step slot (see step-slot.ts) per choice so tool spans find
 // the step that asked for them.
 import { context } from '@opentelemetry/api';
 import { UpstreamError } from '../upstream/upstream-error.ts';
-import type { CallOptions, ChatParams, ModelUpstream, UpstreamDelta, Usage } from '../upstream/model-upstream.ts';
+import type { ChatAgent } from '../agent/chat-agent.ts';
+import type { CallOptions, ChatParams, UpstreamDelta, Usage } from '../upstream/model-upstream.ts';
 import type { GatewayMetrics } from './gateway-metrics.ts';
 import { observeDeltas } from './observe-deltas.ts';
 import { withStepSlot } from './step-slot.ts';
@@ -18,7 +19,7 @@ function countTokens(metrics: GatewayMetrics, model: string, keyId: string, u: U
   if (u.reasoning_tokens) metrics.tokens(model, keyId, 'reasoning', u.reasoning_tokens);
 }
 
-export function instrumentChat(upstream: ModelUpstream, t: Telemetry): ModelUpstream {
+export function instrumentChat(upstream: ChatAgent, t: Telemetry): ChatAgent {
   const { metrics, tracer } = t;
   const model = upstream.model;
   // Only with tracing: a context per call is not free, and metrics need none.

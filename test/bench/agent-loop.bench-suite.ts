@@ -1,4 +1,4 @@
-// Server-side agent loop (issue 4), in-process through createAgentUpstream with an in-memory upstream and tool
+// Server-side agent loop (issue 4), in-process through createChatAgent with an in-memory upstream and tool
 // executor that answer at once, so what is left is the loop's own work.
 // 1. Overhead per step: REQUESTS requests of STEPS steps (a tool call on every step but the last) against the
 //    same number of direct calls of the fake upstream and fake tool. Goal < 1 ms per step.
@@ -6,7 +6,7 @@
 import type { FhirClient } from '../../src/fhir-client/fhir-client.ts';
 import type { AgentLimits } from '../../src/agent/agent-limits.ts';
 import type { ExecuteToolFn } from '../../src/agent/tool-contract.ts';
-import { createAgentUpstream } from '../../src/agent/create-chat-agent.ts';
+import { createChatAgent } from '../../src/agent/create-chat-agent.ts';
 import type { ChatMessage, FunctionTool } from '../../src/openai/chat-request.ts';
 import type { ChatParams, ModelUpstream, UpstreamCompletion, UpstreamDelta } from '../../src/upstream/model-upstream.ts';
 import type { ToolContext, ToolResult } from '../../tools/tool.ts';
@@ -109,7 +109,7 @@ function request(): ChatParams {
 
 function agent(upstream: ModelUpstream, executeTool: ExecuteToolFn): ModelUpstream {
   let n = 0;
-  return createAgentUpstream({
+  return createChatAgent({
     upstream,
     fhir,
     writesEnabled: false,

@@ -52,7 +52,7 @@ export async function startGateway(
     model: TEST_MODEL,
     client: new OpenAI({ baseURL: `${address}/v1`, apiKey: TEST_KEY, maxRetries: 0, timeout: 20_000 }),
     fake,
-    fhirServer: gateway.deps.fhirServer,
+    fhirServer: gateway.fhirServer,
     logs,
     close: async () => {
       await gateway.close();

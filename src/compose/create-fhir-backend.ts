@@ -1,0 +1,43 @@
+// The FHIR server the tools use: the injected client, FHIR_BASE_URL, or else the embedded server (seeded at boot,
+// reached in process without sockets; src/compose-gateway.ts mounts it at /fhir behind the access control).
+import type { Bundle } from '@medplum/fhirtypes';
+import type { FastifyBaseLogger } from 'fastify';
+import type { Config } from '../config.ts';
+import type { FhirClient } from '../fhir-client/fhir-client.ts';
+import { createMedplumFhirClient } from '../fhir-client/medplum-fhir-client.ts';
+import { createEmbeddedFhirServer, type EmbeddedFhirServer } from '../fhir-server/embedded-fhir-server.ts';
+
+export interface FhirBackend {
+  fhir: FhirClient;
+  /** Present when FHIR_BASE_URL is unset and no client was injected: the in-process server. */
+  fhirServer?: EmbeddedFhirServer;
+}
+
+export async function createFhirBackend(
+  config: Config,
+  logger: FastifyBaseLogger,
+  o: {
+    /** Instead of FHIR_BASE_URL or the embedded server. */
+    fhir?: FhirClient;
+    /** Bundles loaded into the embedded server at boot; none = an empty store. */
+    seed?: () => Promise<Bundle[]>;
+  },
+): Promise<FhirBackend> {
+  if (o.fhir) return { fhir: o.fhir };
+  if (config.FHIR_BASE_URL) {
+    logger.info({ fhirBaseUrl: config.FHIR_BASE_URL, auth: Boolean(config.FHIR_AUTH_HEADER) }, 'external FHIR server');
+    const headers = config.FHIR_AUTH_HEADER ? { authorization: config.FHIR_AUTH_HEADER } : undefined;
+    return { fhir: createMedplumFhirClient({ baseUrl: config.FHIR_BASE_URL, headers }) };
+  }
+  const fhirServer = await createEmbeddedFhirServer({
+    maxBundleEntries: config.FHIR_MAX_BUNDLE_ENTRIES,
+    maxResponseBytes: config.FHIR_MAX_RESPONSE_BYTES,
+  });
+  if (o.seed) {
+    const started = performance.now();
+    await fhirServer.loadBundles(await o.seed());
+    logger.info({ resources: fhirServer.count(), ms: Math.round(performance.now() - started) }, 'embedded FHIR server seeded');
+  }
+  const fhir = createMedplumFhirClient({ baseUrl: fhirServer.baseUrl, fetch: fhirServer.fetch, retries: 0 });
+  return { fhir, fhirServer };
+}
