@@ -6,7 +6,8 @@ import { agentTraceSchema, agentTraceEventSchema } from '../agent/agent-trace-sc
 import { chatCompletionSchemas, usageSchema } from '../openai/chat-completion-schema.ts';
 import { chatRequestSchema } from '../openai/chat-request.ts';
 import { errorEnvelopeSchema } from '../openai/error-envelope.ts';
-import { healthSchema, modelListSchema, modelSchema, readinessReportSchema } from './service-schemas.ts';
+import { readinessReportSchema } from '../readiness/readiness-report-schema.ts';
+import { healthSchema, modelListSchema, modelSchema } from './service-schemas.ts';
 
 type Json = Record<string, unknown>;
 

@@ -1,4 +1,5 @@
-// The small endpoints' bodies as zod schemas: /v1/models, /health, /ready (for the OpenAPI document and the tests).
+// The small endpoints' bodies as zod schemas: /v1/models and /health (for the OpenAPI document and the tests);
+// /ready's is src/readiness/readiness-report-schema.ts.
 import { z } from 'zod';
 
 export const modelSchema = z.object({
@@ -13,16 +14,3 @@ export const modelListSchema = z.object({ object: z.literal('list'), data: z.arr
 export const healthSchema = z
   .object({ status: z.literal('ok'), upstream: z.enum(['configured', 'not_configured']) })
   .describe('Liveness only: the process answers. Whether it can serve a chat request is GET /ready.');
-
-export const readinessReportSchema = z.object({
-  status: z.enum(['ready', 'not_ready']),
-  components: z.record(
-    z.string(),
-    z.object({
-      status: z.enum(['ok', 'degraded', 'failing', 'not_configured']),
-      detail: z.string().describe('Why it is not ok, or how it was checked: never a URL or a credential.'),
-      checked_at: z.string().describe('ISO 8601; results are cached for READY_CACHE_MS.'),
-      duration_ms: z.number().min(0),
-    }),
-  ),
-});

@@ -1,18 +1,13 @@
 // The readiness contract: one check per component the gateway needs to answer a chat request (the model upstream,
-// the FHIR server). Types only; src/compose-gateway.ts builds the checks, src/http/ready-route.ts serves them.
+// the FHIR server). Types only, the report's inferred from its schema; src/compose-gateway.ts builds the checks,
+// src/http/ready-route.ts serves them.
+import type { z } from 'zod';
+import type { componentReportSchema, componentStatusSchema, readinessReportSchema } from './readiness-report-schema.ts';
 
-/** `degraded`: works, with less (e.g. Redis down: per-replica rate limits); it does not make the gateway not ready. */
-export type ComponentStatus = 'ok' | 'degraded' | 'failing' | 'not_configured';
+export type ComponentStatus = z.infer<typeof componentStatusSchema>;
 
 /** What one component said (snake_case: it goes on the wire from GET /ready). */
-export interface ComponentReport {
-  status: ComponentStatus;
-  /** Why it is not ok, or how it was checked: never a URL or a credential. */
-  detail: string;
-  /** When this result was taken (results are cached), ISO 8601. */
-  checked_at: string;
-  duration_ms: number;
-}
+export type ComponentReport = z.infer<typeof componentReportSchema>;
 
 export interface ReadinessCheck {
   /** The component's name in the report, e.g. `upstream` or `fhir`. */
@@ -21,7 +16,4 @@ export interface ReadinessCheck {
   check(signal: AbortSignal): Promise<Pick<ComponentReport, 'status' | 'detail'>>;
 }
 
-export interface ReadinessReport {
-  status: 'ready' | 'not_ready';
-  components: Record<string, ComponentReport>;
-}
+export type ReadinessReport = z.infer<typeof readinessReportSchema>;

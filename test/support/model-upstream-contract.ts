@@ -20,7 +20,7 @@ export interface UpstreamSubject {
 }
 
 /** The tool the recorded servers were asked to call (fixtures/upstream/llama-cpp-python/forced-tool-choice-portable.json). */
-export const searchObservations: FunctionTool = {
+const searchObservations: FunctionTool = {
   type: 'function',
   function: {
     name: 'search_observations',
@@ -37,7 +37,7 @@ export const searchObservations: FunctionTool = {
 };
 
 /** The tool of the recorded vLLM stream (fixtures/upstream/vllm-parallel-tool-calls.chunks.txt). */
-export const getWeather: FunctionTool = {
+const getWeather: FunctionTool = {
   type: 'function',
   function: {
     name: 'get_weather',
