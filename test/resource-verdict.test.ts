@@ -3,7 +3,7 @@
 import { validateResource } from '@medplum/core';
 import type { Resource } from '@medplum/fhirtypes';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ensureFhirDefinitions } from '../src/fhir-server/fhir-definitions.ts';
+import { ensureFhirDefinitions } from '../src/fhir/fhir-definitions.ts';
 import { MAX_DEPTH, assertNotTooDeep, validateFhirResource, verdictOf } from '../src/fhir-server/resource-verdict.mjs';
 
 const nestedExtensions = (levels: number): Resource => {

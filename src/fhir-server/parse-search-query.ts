@@ -3,7 +3,7 @@
 // silently ignored filter would return too much, and a clinical agent would believe it.
 import { OperationOutcomeError, badRequest } from '@medplum/core';
 import type { SearchParameter } from '@medplum/fhirtypes';
-import { findSearchParameter } from './search-values.ts';
+import { findSearchParameter } from '../fhir/search-values.ts';
 
 export interface SearchValue {
   /** eq ne gt lt ge le sa eb ap, for date, number and quantity parameters; otherwise 'eq'. */

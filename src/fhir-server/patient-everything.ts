@@ -5,7 +5,7 @@ import { OperationOutcomeError, badRequest, isResourceType, notFound } from '@me
 import type { Bundle, BundleLink, Resource } from '@medplum/fhirtypes';
 import { collectReferences } from '../fhir/collect-references.ts';
 import { pageLinks } from './execute-search.ts';
-import { normaliseReference } from './search-values.ts';
+import { normaliseReference } from '../fhir/search-values.ts';
 import { nonNegativeInt, type SearchLimits } from './parse-search-query.ts';
 import type { StoreReader } from './store-reader.ts';
 import { indexedParams } from './search-index-keys.ts';

@@ -2,7 +2,7 @@
 // Patient-scoped clinical queries (patient/subject + code) are the hot path; everything else scans.
 import { convertToSearchableReferences, convertToSearchableTokens } from '@medplum/core';
 import type { Resource } from '@medplum/fhirtypes';
-import { findSearchParameter, normaliseReference, searchValues } from './search-values.ts';
+import { findSearchParameter, normaliseReference, searchValues } from '../fhir/search-values.ts';
 
 const INDEXED_PARAMS = ['patient', 'subject', 'code', 'identifier'] as const;
 

@@ -15,7 +15,7 @@ import { generateMimicDemo, writeMimicDemo } from '../../fixtures/mimic/generate
 import { createEmbeddedFhirServer } from '../../src/fhir-server/embedded-fhir-server.ts';
 import { loadFhirFiles } from '../../src/fhir-loader/load-fhir-files.ts';
 import { readEhrBundles } from '../../src/fhir-loader/read-ehr-bundles.ts';
-import { ensureFhirDefinitions } from '../../src/fhir-server/fhir-definitions.ts';
+import { ensureFhirDefinitions } from '../../src/fhir/fhir-definitions.ts';
 import { validateFhirResource } from '../../src/fhir-server/resource-verdict.mjs';
 import { createMedplumFhirClient } from '../../src/fhir-client/medplum-fhir-client.ts';
 import { startHapiBackend } from '../support/hapi-backend.ts';

@@ -3,7 +3,7 @@
 // stored resource object (stored resources are never mutated, so the cache cannot go stale).
 import { evalFhirPathTyped, getSearchParameter, parseFhirPath, toTypedValue, type TypedValue } from '@medplum/core';
 import type { Resource, SearchParameter } from '@medplum/fhirtypes';
-import { FHIR_ID_PATTERN } from '../fhir/fhir-id.ts';
+import { FHIR_ID_PATTERN } from './fhir-id.ts';
 
 type FhirPathAtom = ReturnType<typeof parseFhirPath>;
 
