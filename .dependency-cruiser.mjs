@@ -3,8 +3,8 @@
 //   src/openai, src/fhir          the two vocabularies: OpenAI's wire schemas, FHIR's datatypes and outcomes
 //   src/upstream                  the model contract (model-upstream.ts) and its adapters
 //   src/fhir-client               the FHIR client contract (fhir-client.ts) and the HTTP client
-//   src/fhir-server               the embedded FHIR server (embedded-fhir-server.ts, embedded-fhir-plugin.ts)
-//   src/fhir-loader               the bulk loader (loader-cli.ts)
+//   src/fhir-server               the embedded FHIR server (entry: embedded-fhir-server.ts, embedded-fhir-plugin.ts)
+//   src/fhir-loader               the bulk loader (entry: loader-cli.ts)
 //   src/agent                     the tool loop; tool-contract.ts is what tools/ implements
 //   src/auth, src/audit, src/rate-limit   policies, injected into the agent and the edge
 //   src/http, src/mcp, ...        the edge
@@ -105,6 +105,20 @@ export default {
       comment: 'The loader CLI (loader-cli.ts) picks the HTTP client the loader writes through, and nothing more.',
       from: { path: '^src/fhir-loader/loader-cli[.]ts$' },
       to: { path: '^src/', pathNot: '^src/(shared|fhir|fhir-loader|fhir-client)/' },
+    },
+    {
+      name: 'fhir-server-entry',
+      severity: 'error',
+      comment: 'The embedded server is used through its entry: the server, its fastify plugin and the access hook it takes.',
+      from: { pathNot: '^src/fhir-server/' },
+      to: { path: '^src/fhir-server/', pathNot: '^src/fhir-server/(embedded-fhir-server|embedded-fhir-plugin|repository-access)[.]ts$' },
+    },
+    {
+      name: 'fhir-loader-entries',
+      severity: 'error',
+      comment: 'The loader is its CLI (loader-cli.ts); the gateway and the evals reuse only its reading of an EHR folder.',
+      from: { pathNot: '^src/fhir-loader/' },
+      to: { path: '^src/fhir-loader/', pathNot: '^src/fhir-loader/(loader-cli|read-ehr-bundles)[.]ts$' },
     },
     {
       name: 'agent-below-the-policies',
