@@ -25,15 +25,15 @@ const fhirRequestTrace = z.object({
 
 const writtenResource = z.object({ resourceType: z.string(), id: z.string(), created: z.boolean() });
 
-/** tool-contract.ts: `ToolErrorCode`. */
+/** Why a tool call failed (tool-contract.ts: `ToolErrorCode`); the model reads it beside the message. */
 export const toolErrorCodeSchema = z.enum([
-  'invalid_arguments',
-  'unknown_tool',
-  'writes_disabled',
-  'fhir_error',
-  'forbidden',
+  'invalid_arguments', // not JSON, or not the tool's schema: `details` lists the fields to fix
+  'unknown_tool', // `details.available` names the tools there are
+  'writes_disabled', // a write tool while writes are off
+  'fhir_error', // the FHIR server refused: its `status` and OperationOutcome message
+  'forbidden', // the caller's API key may not do this (its scopes or patient list), or the FHIR server said 403
   'timeout',
-  'tool_call_limit',
+  'tool_call_limit', // more calls than AGENT_MAX_TOOL_CALLS: this one was not run
   'aborted',
   'internal_error',
 ]);

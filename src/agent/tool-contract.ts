@@ -2,6 +2,8 @@
 // the loop consumes it, and the composition root (src/compose-gateway.ts) is the one place that joins the two.
 import type { FhirClient, FhirRequestTrace } from '../fhir-client/fhir-client.ts';
 import type { FunctionTool } from '../openai/chat-request.ts';
+import type { z } from 'zod';
+import type { toolErrorCodeSchema } from './agent-trace-schema.ts';
 
 export interface ToolContext {
   fhir: FhirClient;
@@ -32,17 +34,8 @@ export interface WrittenResource {
   created: boolean;
 }
 
-/** Why a tool call failed; the model reads it beside the message. */
-export type ToolErrorCode =
-  | 'invalid_arguments' // not JSON, or not the tool's schema: `details` lists the fields to fix
-  | 'unknown_tool' // `details.available` names the tools there are
-  | 'writes_disabled' // a write tool while writes are off
-  | 'fhir_error' // the FHIR server refused: its `status` and OperationOutcome message
-  | 'forbidden' // the caller's API key may not do this (its scopes or patient list), or the FHIR server said 403
-  | 'timeout'
-  | 'tool_call_limit' // more calls than AGENT_MAX_TOOL_CALLS: this one was not run
-  | 'aborted'
-  | 'internal_error';
+/** Why a tool call failed: the codes of the `fhir_agent` trace's schema, the one list of them. */
+export type ToolErrorCode = z.infer<typeof toolErrorCodeSchema>;
 
 export type ToolResult =
   | { ok: true; content: unknown; written?: WrittenResource[] }
