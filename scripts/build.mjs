@@ -20,10 +20,16 @@ const ASSETS = [
   'src/fhir/embedded/validation-worker.mjs',
   'src/fhir/embedded/resource-verdict.mjs',
   'src/fhir/embedded/resource-verdict.d.mts',
+  'src/fhir/embedded/fhir-structure-definitions.mjs',
+  'src/fhir/embedded/fhir-structure-definitions.d.mts',
   'fixtures/synthetic-ehr',
   'evals/suites/builtin.jsonl',
 ];
 for (const asset of ASSETS) cpSync(path.join(root, asset), path.join(dist, asset), { recursive: true });
+
+// The StructureDefinitions without what Medplum's index never reads (see fhir-structure-definitions.mjs).
+const { writePrunedStructureDefinitions } = await import('../src/fhir/embedded/fhir-structure-definitions.mjs');
+writePrunedStructureDefinitions(path.join(dist, 'fhir-definitions'));
 
 const relativeTs = /(from\s+|import\()(['"])(\.{1,2}\/[^'"]*?)\.ts\2/g;
 for (const entry of readdirSync(dist, { recursive: true, withFileTypes: true })) {

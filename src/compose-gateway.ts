@@ -1,9 +1,8 @@
 // The composition root: the one function that assembles the gateway. The server (src/server.ts), the test harness
 // (test/support/gateway-harness.ts) and the eval environment (evals/environment/) all build it here, and this is
 // the only module in src/ that imports tools/ and fixtures/. Everything it chooses can be passed in instead.
-import type { Bundle } from '@medplum/fhirtypes';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
-import { loadSyntheticEhrBundles } from '../fixtures/synthetic-ehr.ts';
+import { readSyntheticEhrBundles } from '../fixtures/synthetic-ehr.ts';
 import { packageInfo as pkg } from './shared/package-info.ts';
 import { executeTool, openAiToolDefinitions, serverToolsFor, toolRegistry, toolsForScopes, unavailableReason } from '../tools/index.ts';
 import type { ServerTools } from './agent/tool-contract.ts';
@@ -15,7 +14,7 @@ import { readSearchCapabilities } from './read-search-capabilities.ts';
 import type { Config } from './config.ts';
 import type { FhirClient } from './fhir/fhir-client.ts';
 import { readEhrBundles } from './fhir/loader/read-ehr-bundles.ts';
-import { createGatewayDeps, type GatewayDeps } from './gateway-deps.ts';
+import { createGatewayDeps, type GatewayDeps, type GatewayDepsOptions } from './gateway-deps.ts';
 import { mcpRoute } from './mcp/mcp-route.ts';
 import { mcpServerFactory } from './mcp/mcp-server-factory.ts';
 import type { ModelUpstream } from './upstream/model-upstream.ts';
@@ -27,9 +26,9 @@ import { instrumentChat } from './telemetry/instrument-chat.ts';
 import { instrumentServerTools } from './telemetry/instrument-tool.ts';
 
 /** FHIR_SEED_DIR's folder of bundles or NDJSON, else the synthetic EHR of fixtures/. */
-function seedFrom(config: Config): () => Promise<Bundle[]> {
+function seedFrom(config: Config): GatewayDepsOptions['seed'] {
   const dir = config.FHIR_SEED_DIR;
-  return dir ? () => readEhrBundles(dir) : loadSyntheticEhrBundles;
+  return dir ? () => readEhrBundles(dir) : readSyntheticEhrBundles;
 }
 
 /** FHIR_BASE_URL with FHIR_AUTH_HEADER, for reading its CapabilityStatement at boot. */
@@ -49,7 +48,7 @@ export interface ComposeGatewayOptions extends Pick<AppDeps, 'now' | 'generateId
   /** Default: `fhirTools`. */
   tools?: ServerTools;
   /** What the embedded FHIR server is seeded with when FHIR_SEED is on. Default: the synthetic EHR of fixtures/. */
-  seed?: () => Promise<Bundle[]>;
+  seed?: GatewayDepsOptions['seed'];
   /** The FHIR client for the tools. Default: from FHIR_BASE_URL, else the embedded server (mounted at /fhir). */
   fhir?: FhirClient;
   /** The model. Default: from UPSTREAM_BASE_URL, else LOCAL_MODEL, else none (chat answers 503). */

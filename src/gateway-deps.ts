@@ -51,7 +51,7 @@ export interface GatewayDepsOptions {
   /** The FHIR tools the agent loop offers the model and runs. */
   tools: ServerTools;
   /** Bundles loaded into the embedded FHIR server at boot; none = an empty store. Unused with an external server. */
-  seed?: () => Promise<Bundle[]>;
+  seed?: () => Iterable<Bundle> | AsyncIterable<Bundle> | Promise<Iterable<Bundle>>;
   /** The FHIR client for the tools instead of FHIR_BASE_URL or the embedded server (then nothing is mounted at /fhir). */
   fhir?: FhirClient;
   /** The model instead of UPSTREAM_BASE_URL or LOCAL_MODEL; wrapped like a remote one (UPSTREAM_TOOL_MODE, the tool loop). */
