@@ -77,14 +77,19 @@ export async function composeGateway(opts: ComposeGatewayOptions): Promise<Compo
       ? await bootSmartFhirClient(config, logger, (granted) => toolsForScopes(toolRegistry.values(), granted))
       : undefined;
   // An external server's CapabilityStatement: the tools send only the search parameters it declares.
+  // Read at boot, then again by GET /ready (at most once a minute), so a server that comes up later is followed.
   const capabilities =
     config.FHIR_BASE_URL && !opts.fhir && !opts.tools
       ? await readSearchCapabilities(smart?.fhir ?? externalFhirClient(config), logger, {
-          names: toolRegistry.keys(),
-          unavailable: (name, caps) => unavailableReason(name, { capabilities: caps }),
+          tools: { names: toolRegistry.keys(), unavailable: (name, caps) => unavailableReason(name, { capabilities: caps }) },
+          now: opts.now,
         })
       : undefined;
-  const served = serverToolsFor({ allowed: smart?.allowedTools, resultMaxTokens: config.TOOL_RESULT_MAX_TOKENS, capabilities });
+  const served = serverToolsFor({
+    allowed: smart?.allowedTools,
+    resultMaxTokens: config.TOOL_RESULT_MAX_TOKENS,
+    capabilities: capabilities?.current,
+  });
   const tools = instrumentServerTools(opts.tools ?? served, telemetry);
   const deps = await createGatewayDeps(config, logger, {
     tools,
@@ -94,6 +99,7 @@ export async function composeGateway(opts: ComposeGatewayOptions): Promise<Compo
     model: opts.model,
     audit: opts.audit,
     now: opts.now,
+    capabilities,
   });
   const mcpServerFor = mcpServerFactory({ tools, callerTools: deps.callerTools });
   const observed = telemetry.metrics || telemetry.tracer;

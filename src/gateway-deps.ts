@@ -18,7 +18,7 @@ import { createMedplumFhirClient } from './fhir/medplum-fhir-client.ts';
 import type { RateLimit } from './http/rate-limit.ts';
 import { createRateLimiter } from './http/rate-limiter.ts';
 import { createRedisState, type RedisState } from './redis/create-redis-state.ts';
-import { fhirReadinessCheck, upstreamReadinessCheck } from './readiness/gateway-readiness-checks.ts';
+import { fhirReadinessCheck, upstreamReadinessCheck, type CapabilityRefresh } from './readiness/gateway-readiness-checks.ts';
 import type { ReadinessCheck } from './readiness/readiness-check.ts';
 import { detectDialect } from './upstream/dialects/detect-dialect.ts';
 import type { ModelUpstream } from './upstream/model-upstream.ts';
@@ -62,6 +62,8 @@ export interface GatewayDepsOptions {
   telemetry?: Telemetry;
   /** Wall clock in ms (the in-process rate limiter that stands in while Redis is down). */
   now?: () => number;
+  /** FHIR_BASE_URL's search capabilities, read again by GET /ready's probe of /metadata when due. */
+  capabilities?: CapabilityRefresh;
 }
 
 /** REDIS_URL set: the rate limit and the tool-result cache shared with the other replicas. */
@@ -205,7 +207,11 @@ export async function createGatewayDeps(
     upstreamReadinessCheck(config, options.model ? 'injected' : remote ? 'remote' : local ? 'local' : 'none', undefined, () => !warmed),
     fhirReadinessCheck(
       config,
-      options.fhir ? { injected: true } : fhirSide.fhirServer ? { embedded: fhirSide.fhirServer } : { external: true },
+      options.fhir
+        ? { injected: true }
+        : fhirSide.fhirServer
+          ? { embedded: fhirSide.fhirServer }
+          : { external: true, capabilities: options.capabilities },
     ),
     ...(shared ? [shared.readiness] : []),
   ];
