@@ -20,10 +20,16 @@ const ASSETS = [
   'src/fhir-server/validation-worker.mjs',
   'src/fhir-server/resource-verdict.mjs',
   'src/fhir-server/resource-verdict.d.mts',
+  'src/fhir/fhir-structure-definitions.mjs',
+  'src/fhir/fhir-structure-definitions.d.mts',
   'fixtures/synthetic-ehr',
   'evals/suites/builtin.jsonl',
 ];
 for (const asset of ASSETS) cpSync(path.join(root, asset), path.join(dist, asset), { recursive: true });
+
+// The StructureDefinitions without what Medplum's index never reads (see fhir-structure-definitions.mjs).
+const { writePrunedStructureDefinitions } = await import('../src/fhir/fhir-structure-definitions.mjs');
+writePrunedStructureDefinitions(path.join(dist, 'fhir-definitions'));
 
 const relativeTs = /(from\s+|import\()(['"])(\.{1,2}\/[^'"]*?)\.ts\2/g;
 for (const entry of readdirSync(dist, { recursive: true, withFileTypes: true })) {

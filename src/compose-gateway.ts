@@ -3,9 +3,8 @@
 // it here, and this is the only module in src/ that imports tools/ and fixtures/. It decides the order of the
 // wrappers around the model; src/compose/ builds the single pieces from the configuration. Everything it chooses
 // can be passed in instead.
-import type { Bundle } from '@medplum/fhirtypes';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
-import { loadSyntheticEhrBundles } from '../fixtures/synthetic-ehr.ts';
+import { readSyntheticEhrBundles } from '../fixtures/synthetic-ehr.ts';
 import { executeTool, openAiToolDefinitions, serverToolsFor, toolRegistry, toolsForScopes, unavailableReason } from '../tools/index.ts';
 import type { ChatAgent } from './agent/chat-agent.ts';
 import { createChatAgent } from './agent/create-chat-agent.ts';
@@ -14,7 +13,7 @@ import { buildApp, type AppDeps } from './app.ts';
 import type { AuditSink } from './audit/audit-trail.ts';
 import { createAccessControl } from './auth/create-access-control.ts';
 import { bootSmartFhirClient } from './compose/boot-smart-fhir-client.ts';
-import { createFhirBackend } from './compose/create-fhir-backend.ts';
+import { createFhirBackend, type Seed } from './compose/create-fhir-backend.ts';
 import { createLocalModel } from './compose/create-local-model.ts';
 import { createModelUpstream } from './compose/create-model-upstream.ts';
 import { createSharedState } from './compose/create-shared-state.ts';
@@ -41,9 +40,9 @@ import type { ModelUpstream } from './upstream/model-upstream.ts';
 import { applyToolMode } from './upstream/prompted-tools/apply-tool-mode.ts';
 
 /** FHIR_SEED_DIR's folder of bundles or NDJSON, else the synthetic EHR of fixtures/. */
-function seedFrom(config: Config): () => Promise<Bundle[]> {
+function seedFrom(config: Config): Seed {
   const dir = config.FHIR_SEED_DIR;
-  return dir ? () => readEhrBundles(dir) : loadSyntheticEhrBundles;
+  return dir ? () => readEhrBundles(dir) : readSyntheticEhrBundles;
 }
 
 /** FHIR_BASE_URL with FHIR_AUTH_HEADER, for reading its CapabilityStatement at boot. */
@@ -63,7 +62,7 @@ export interface ComposeGatewayOptions extends Pick<AppDeps, 'now' | 'generateId
   /** Default: `fhirTools`. */
   tools?: ServerTools;
   /** What the embedded FHIR server is seeded with when FHIR_SEED is on. Default: the synthetic EHR of fixtures/. */
-  seed?: () => Promise<Bundle[]>;
+  seed?: Seed;
   /** The FHIR client for the tools. Default: from FHIR_BASE_URL, else the embedded server (mounted at /fhir). */
   fhir?: FhirClient;
   /** The model. Default: from UPSTREAM_BASE_URL, else LOCAL_MODEL, else none (chat answers 503). Wrapped like a remote one. */
@@ -98,14 +97,19 @@ export async function composeGateway(opts: ComposeGatewayOptions): Promise<Compo
       ? await bootSmartFhirClient(config, logger, (granted) => toolsForScopes(toolRegistry.values(), granted))
       : undefined;
   // An external server's CapabilityStatement: the tools send only the search parameters it declares.
+  // Read at boot, then again by GET /ready (at most once a minute), so a server that comes up later is followed.
   const capabilities =
     config.FHIR_BASE_URL && !opts.fhir && !opts.tools
       ? await readSearchCapabilities(smart?.fhir ?? externalFhirClient(config), logger, {
-          names: toolRegistry.keys(),
-          unavailable: (name, caps) => unavailableReason(name, { capabilities: caps }),
+          tools: { names: toolRegistry.keys(), unavailable: (name, caps) => unavailableReason(name, { capabilities: caps }) },
+          now: opts.now,
         })
       : undefined;
-  const served = serverToolsFor({ allowed: smart?.allowedTools, resultMaxTokens: config.TOOL_RESULT_MAX_TOKENS, capabilities });
+  const served = serverToolsFor({
+    allowed: smart?.allowedTools,
+    resultMaxTokens: config.TOOL_RESULT_MAX_TOKENS,
+    capabilities: capabilities?.current,
+  });
   const tools = instrumentServerTools(opts.tools ?? served, telemetry);
 
   if (config.LOCAL_MODEL && config.UPSTREAM_BASE_URL && !opts.model) logger.warn('LOCAL_MODEL is ignored: UPSTREAM_BASE_URL is set');
@@ -160,7 +164,10 @@ export async function composeGateway(opts: ComposeGatewayOptions): Promise<Compo
       undefined,
       () => warming?.busy() ?? false,
     ),
-    fhirReadinessCheck(config, opts.fhir ? { injected: true } : backend.fhirServer ? { embedded: backend.fhirServer } : { external: true }),
+    fhirReadinessCheck(
+      config,
+      opts.fhir ? { injected: true } : backend.fhirServer ? { embedded: backend.fhirServer } : { external: true, capabilities },
+    ),
     ...(shared ? [shared.readiness] : []),
   ];
   const closeDeps = async () => {

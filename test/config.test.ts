@@ -1,5 +1,7 @@
-// Boot-time configuration: zod-validated, one clear line per bad variable, --help lists everything, auth-off rules.
+// Boot-time configuration: zod-validated, one clear line per bad variable, --help and docs/configuration.md list
+// everything, auth-off rules.
 import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { CONFIG_VARS, loadConfig } from '../src/config.ts';
 
@@ -73,6 +75,11 @@ describe('npm start entry point', () => {
     const r = run(['--help'], {});
     expect(r.status).toBe(0);
     for (const name of Object.keys(CONFIG_VARS)) expect(r.stdout).toContain(name);
+  });
+  it('docs/configuration.md has one row for every variable, and none for a variable that does not exist', () => {
+    const page = readFileSync(new URL('../docs/configuration.md', import.meta.url), 'utf8');
+    const rows = [...page.matchAll(/^\| `([A-Z][A-Z0-9_]*)` \|/gm)].map((m) => m[1]);
+    expect([...rows].sort()).toEqual(Object.keys(CONFIG_VARS).sort());
   });
   it('a bad value stops the service with one clear line', () => {
     const r = run([], { PORT: 'x', HOST: '127.0.0.1' });

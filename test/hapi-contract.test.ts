@@ -14,6 +14,8 @@ import { describeMimicLoadContract } from './support/mimic-load-contract.ts';
 import { describeToolContract } from './support/tool-contract.ts';
 import { script, toolMessages } from './support/agent-kit.ts';
 import { startGateway, type RunningGateway } from './support/gateway-harness.ts';
+import { searchCapabilitiesOf, serverToolsFor, toolRegistry } from '../tools/index.ts';
+import { undeclaredFilters } from '../tools/search-capabilities.ts';
 
 // undefined when vitest.config.ts does not list the global setup: nothing to test against, so skip and say why.
 const hapi: ProvidedHapiBackend = inject('hapiBackend') ?? {
@@ -103,6 +105,21 @@ describe.skipIf('skip' in hapi)('HAPI FHIR', () => {
       expect(found.resources).toHaveLength(1);
       expect(found.resources[0]).toMatchObject({ subject: { reference: 'Patient/S1000002' }, valueQuantity: { value: 71 } });
     });
+  });
+
+  // HAPI's CapabilityStatement, read as the gateway reads it at boot and on /ready: every search tool is offered,
+  // and no description says a filter is missing (test/search-capabilities.test.ts covers a server that lacks one).
+  it("declares every search parameter the tools send (capability discovery on HAPI's own statement)", async () => {
+    const capabilities = searchCapabilitiesOf(await client().readCapabilityStatement!());
+    const offered = serverToolsFor({ capabilities }).definitions({ writesEnabled: false });
+    const searchTools = [...toolRegistry.values()].filter((t) => t.searchParameters && t.resourceTypes && !t.write);
+    expect(searchTools.length).toBeGreaterThanOrEqual(13);
+    for (const tool of searchTools) {
+      expect(offered.map((d) => d.function.name)).toContain(tool.name);
+      expect(undeclaredFilters(tool.resourceTypes![0], tool.searchParameters!, capabilities), tool.name).toEqual([]);
+    }
+    expect(offered.filter((d) => /cannot filter by/.test(d.function.description ?? ''))).toEqual([]);
+    expect(offered.map((d) => d.function.name)).toContain('find_codes');
   });
 
   // Last: it adds MIMIC-shaped patients the synthetic EHR's suites above do not expect.

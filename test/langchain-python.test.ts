@@ -1,5 +1,5 @@
 // Opt-in (npm run test:langchain, LANGCHAIN_PYTHON=1): what LangChain's Python chat models keep of reasoning_content
-// through the gateway, as the README's client notes say. langchain-openai and langchain-deepseek (pinned in
+// through the gateway, as docs/api.md's client notes say. langchain-openai and langchain-deepseek (pinned in
 // test/python/langchain-requirements.txt) go into their own venv under node_modules/.cache; the install takes about
 // a minute, which is why this is not in npm test. The model is scripts/scripted-model.ts.
 import { execFile } from 'node:child_process';

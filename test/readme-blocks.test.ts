@@ -1,11 +1,13 @@
-// Every README code block a reader may paste runs here, as pasted, against live servers on loopback: bash commands
-// in the repository (README ports mapped to free ones), Node snippets in an ESM and in a CommonJS project,
-// Python snippets with the official openai package, and transcripts compared with their real output. The model is
-// scripts/scripted-model.ts (the one behind the worked example); Ollama's port maps to it too. Blocks that need
-// Docker or a download from outside PyPI and npm carry `<!-- norun: reason -->` (see readme-code-blocks.ts).
-// Snippets that use $KEY run twice: against a keyless loopback gateway with KEY unset, and with keys and KEY set.
+// Every code block a reader may paste, in README.md and in docs/*.md, runs here, as pasted, against live servers on
+// loopback: bash commands in the repository (the pages' ports mapped to free ones), Node snippets in an ESM and in a
+// CommonJS project, Python snippets with the official openai package, and transcripts compared with their real
+// output. The model is scripts/scripted-model.ts (the one behind the worked example); Ollama's and vLLM's ports map
+// to it too. Blocks that need Docker or a download from outside PyPI and npm carry `<!-- norun: reason -->` (see
+// readme-code-blocks.ts). Snippets that use $KEY run twice: against a keyless loopback gateway with KEY unset, and
+// with keys and KEY set. Every relative link of those pages must point at a file (and a heading) that exists.
 import { execFile } from 'node:child_process';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import OpenAI from 'openai';
@@ -14,16 +16,28 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startScriptedModel, type ScriptedModel } from '../scripts/scripted-model.ts';
 import { composeGateway, type ComposedGateway } from '../src/compose-gateway.ts';
 import { CONFIG_VARS, loadConfig } from '../src/config.ts';
-import { bashCommands, readmeCodeBlocks, splitTranscript, type CodeBlock } from './support/readme-code-blocks.ts';
+import {
+  bashCommands,
+  headingAnchors,
+  readmeCodeBlocks,
+  relativeLinks,
+  splitTranscript,
+  type CodeBlock,
+} from './support/readme-code-blocks.ts';
 import { mapPorts, ReadmeShell, type ShellResult } from './support/readme-shell.ts';
 import { ensurePythonSdk, PYTHON } from './support/python-sdk.ts';
 import { smolLm2OrSkip } from './support/smollm2-or-skip.ts';
 
 const run = promisify(execFile);
 const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
-const README = await readFile(path.join(ROOT, 'README.md'), 'utf8');
+/** The pages whose blocks run, by path from the repository root: the README, then every docs page. */
+const PAGES = new Map<string, string>();
+for (const file of ['README.md', ...(await readdir(path.join(ROOT, 'docs'))).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)])
+  PAGES.set(file, await readFile(path.join(ROOT, file), 'utf8'));
 const CI_SCRIPT = await readFile(path.join(ROOT, '.ci/run'), 'utf8');
-const BLOCKS = readmeCodeBlocks(README);
+type PageBlock = CodeBlock & { file: string };
+const BLOCKS: PageBlock[] = [...PAGES].flatMap(([file, text]) => readmeCodeBlocks(text).map((b) => ({ ...b, file })));
+const at = (b: PageBlock) => `${b.file}:${b.line}`;
 const KEY = 'sk-readme-0123456789';
 const MODEL = 'fhir-agent/clinical-reasoner';
 /** Generous: the suite shares two cores; one eval run of 319 scenarios through a model takes ~20 s alone. */
@@ -96,8 +110,9 @@ function portsFor(mode: 'open' | 'keyed'): Map<number, number> {
   return new Map([
     [8080, gateways[mode].port],
     [8090, gateways.fhirTarget.port],
-    // Ollama's port: the scripted model stands in for the model server a reader would run.
+    // Ollama's and vLLM's ports: the scripted model stands in for the model server a reader would run.
     [11434, Number(new URL(model.baseUrl).port)],
+    [8000, Number(new URL(model.baseUrl).port)],
   ]);
 }
 
@@ -123,7 +138,7 @@ function masked(value: unknown): unknown {
   });
 }
 
-/** What a command's output must agree with: the counts a README comment claims beside it. */
+/** What a command's output must agree with: the counts a comment claims beside it. */
 function checkClaims(command: string, out: ShellResult): void {
   const evalClaim = command.match(/#\s*(\d+) scenarios, (\d+) categories: (\d+)%/);
   if (evalClaim) {
@@ -136,8 +151,8 @@ function checkClaims(command: string, out: ShellResult): void {
   if (tasksClaim) expect(out.stdout + out.stderr).toContain(tasksClaim[1]);
 }
 
-async function runBlock(block: CodeBlock, shell: ReadmeShell, env: NodeJS.ProcessEnv): Promise<void> {
-  const where = `README.md:${block.line}`;
+async function runBlock(block: PageBlock, shell: ReadmeShell, env: NodeJS.ProcessEnv): Promise<void> {
+  const where = at(block);
   if (block.kind === 'bash') {
     for (const command of bashCommands(block.code)) {
       if (smolSkip && command.includes('LOCAL_MODEL=$(npm run -s model:fetch)')) {
@@ -172,14 +187,14 @@ async function runBlock(block: CodeBlock, shell: ReadmeShell, env: NodeJS.Proces
 }
 
 /** The snippets ask the scripted model about a patient; what they print must come from the live answer. */
-function checkSnippetOutput(block: CodeBlock, stdout: string): void {
-  expect(stdout.trim(), `README.md:${block.line} prints something`).not.toBe('');
+function checkSnippetOutput(block: PageBlock, stdout: string): void {
+  expect(stdout.trim(), `${at(block)} prints something`).not.toBe('');
   if (/S1000002/.test(block.code)) expect(stdout).toContain('6.4');
   if (/reasoning_content/.test(block.code)) expect(stdout).toContain('I need the HbA1c results for S10000');
   if (/fhir_agent/.test(block.code)) expect(stdout).toContain('search_observations');
 }
 
-/** Claims about servers the README starts: no model means 503 naming UPSTREAM_BASE_URL; a model means ready. */
+/** Claims about servers the pages start: no model means 503 naming UPSTREAM_BASE_URL; a model means ready. */
 async function checkServer(command: string, shell: ReadmeShell): Promise<void> {
   const server = shell.servers.find((s) => s.command.endsWith(mapPorts(command, shell.ports).replace(/\s&\s*(#.*)?$/, '')));
   if (!server || !/\bnpm start\b/.test(command)) return;
@@ -202,28 +217,54 @@ async function checkServer(command: string, shell: ReadmeShell): Promise<void> {
   }
 }
 
-const sections = [...new Set(BLOCKS.filter((b) => b.kind !== 'data' && !b.norun).map((b) => b.section))];
+/** Runnable blocks go by page and section: a section's blocks run in one shell, in order. */
+const sectionOf = (b: PageBlock) => `${b.file} "${b.section}"`;
+const sections = [...new Set(BLOCKS.filter((b) => b.kind !== 'data' && !b.norun).map(sectionOf))];
 
-describe('README code blocks', () => {
+describe('README and docs code blocks', () => {
   it('are found, and every block left out says why', () => {
+    expect(PAGES.size).toBeGreaterThan(8);
     expect(BLOCKS.filter((b) => b.kind === 'bash').length).toBeGreaterThan(4);
     expect(BLOCKS.some((b) => b.kind === 'node')).toBe(true);
     expect(BLOCKS.some((b) => b.kind === 'python')).toBe(true);
     expect(BLOCKS.some((b) => b.kind === 'transcript')).toBe(true);
-    for (const b of BLOCKS.filter((x) => x.norun !== undefined)) expect(b.norun, `README.md:${b.line}`).toMatch(/\w{3,}/);
-    // Only what needs Docker, a GPU or an outside service may be left out, so there are few.
+    for (const b of BLOCKS.filter((x) => x.norun !== undefined)) expect(b.norun, at(b)).toMatch(/\w{3,}/);
+    // Only what needs Docker, a GPU or an outside service or data set may be left out, so there are few.
     const left = BLOCKS.filter((b) => b.norun !== undefined).length;
-    expect(left).toBeLessThanOrEqual(4);
-    // The Tests section says how many; that claim is checked like the others.
-    const claimed = README.match(/<!-- norun: needs Docker -->`; today (\w+) do/)?.[1];
-    expect(['none', 'one', 'two', 'three', 'four'].indexOf(claimed ?? ''), 'the count of norun blocks the README claims').toBe(left);
+    expect(left).toBeLessThanOrEqual(5);
+    // docs/testing.md says how many; that claim is checked like the others.
+    const claims = [...PAGES.values()].flatMap((text) =>
+      [...text.matchAll(/<!-- norun: needs Docker -->`; today (\w+) do/g)].map((m) => m[1]),
+    );
+    expect(claims, 'one page claims the count of norun blocks').toHaveLength(1);
+    const words = ['none', 'one', 'two', 'three', 'four', 'five'];
+    expect(words.indexOf(claims[0] ?? ''), 'the count of norun blocks the pages claim').toBe(left);
+  });
+
+  it('link only to files and headings that exist', () => {
+    const broken: string[] = [];
+    let checked = 0;
+    for (const [file, text] of PAGES) {
+      for (const { target, line } of relativeLinks(text)) {
+        checked++;
+        const [pathPart, anchor] = target.split('#') as [string, string | undefined];
+        const linked = pathPart === '' ? file : path.posix.normalize(path.posix.join(path.posix.dirname(file), decodeURI(pathPart)));
+        if (!existsSync(path.join(ROOT, linked))) broken.push(`${file}:${line} → ${target} (no file ${linked})`);
+        else if (anchor !== undefined && linked.endsWith('.md')) {
+          const page = PAGES.get(linked) ?? readFileSync(path.join(ROOT, linked), 'utf8');
+          if (!headingAnchors(page).has(anchor)) broken.push(`${file}:${line} → ${target} (no heading #${anchor} in ${linked})`);
+        }
+      }
+    }
+    expect(checked).toBeGreaterThan(30);
+    expect(broken).toEqual([]);
   });
 
   for (const section of sections) {
-    const blocks = BLOCKS.filter((b) => b.section === section && b.kind !== 'data' && !b.norun);
+    const blocks = BLOCKS.filter((b) => sectionOf(b) === section && b.kind !== 'data' && !b.norun);
     const modes = blocks.some((b) => /\bKEY\b/.test(b.code)) ? (['open', 'keyed'] as const) : (['open'] as const);
     for (const mode of modes) {
-      it(`"${section}" (README.md:${blocks.map((b) => b.line).join(', ')}) runs as pasted${modes.length > 1 ? `, ${mode === 'open' ? 'auth off, KEY unset' : 'with keys, KEY set'}` : ''}`, async () => {
+      it(`${section} (lines ${blocks.map((b) => b.line).join(', ')}) runs as pasted${modes.length > 1 ? `, ${mode === 'open' ? 'auth off, KEY unset' : 'with keys, KEY set'}` : ''}`, async () => {
         const env = shellEnv(mode === 'keyed' ? { KEY } : {});
         const shell = new ReadmeShell({ cwd: ROOT, env, ports: portsFor(mode), ciScript: CI_SCRIPT, timeoutMs: COMMAND_MS });
         try {
@@ -237,7 +278,8 @@ describe('README code blocks', () => {
 
   it('the tool message of the worked example is what the model was given', async () => {
     const i = BLOCKS.findIndex((b) => b.kind === 'transcript' && b.section.startsWith('Worked example'));
-    const shown = BLOCKS.slice(i + 1).find((b) => b.lang === 'json')!;
+    const worked = BLOCKS[i]!;
+    const shown = BLOCKS.slice(i + 1).find((b) => b.lang === 'json' && b.file === worked.file)!;
     seen = [];
     const client = new OpenAI({ baseURL: `http://127.0.0.1:${gateways.open.port}/v1`, apiKey: 'unused' });
     await client.chat.completions.create({
@@ -246,7 +288,7 @@ describe('README code blocks', () => {
     });
     const tool = seen.at(-1)!.messages.find((m) => m.role === 'tool')!;
     expect(JSON.parse(tool.content as string)).toEqual(JSON.parse(shown.code));
-    expect(README).toContain(`(${Buffer.byteLength(tool.content as string)} bytes, not a raw Bundle)`);
+    expect(PAGES.get(worked.file)).toContain(`(${Buffer.byteLength(tool.content as string)} bytes, not a raw Bundle)`);
   });
 
   it("openai-node's .stream() keeps only the last reasoning_content fragment; concatenating the deltas keeps all", async () => {

@@ -1,6 +1,6 @@
-// The README block extractor and command splitter that test/readme-blocks.test.ts relies on.
+// The block extractor, command splitter and link reader that test/readme-blocks.test.ts relies on.
 import { describe, expect, it } from 'vitest';
-import { bashCommands, readmeCodeBlocks, splitTranscript } from './support/readme-code-blocks.ts';
+import { bashCommands, headingAnchors, readmeCodeBlocks, relativeLinks, splitTranscript } from './support/readme-code-blocks.ts';
 import { mapPorts } from './support/readme-shell.ts';
 
 const MD = [
@@ -61,5 +61,32 @@ describe('mapPorts', () => {
     expect(mapPorts('curl http://127.0.0.1:8080/v1 localhost:8080 PORT=8080 --port 8383 --port=8383 8080 :9999', ports)).toBe(
       'curl http://127.0.0.1:41000/v1 localhost:41000 PORT=41000 --port 42000 --port=42000 8080 :9999',
     );
+  });
+});
+
+describe('relativeLinks and headingAnchors', () => {
+  const page = [
+    '# Title',
+    'See [the API](docs/api.md#the-contract-in-short), ![a chart](docs/report.png) and [a site](https://example.org).',
+    '`[not a link](nowhere.md)` and [`LOCAL_MODEL`](docs/local-model.md)',
+    '```md',
+    '[inside a block](nowhere.md)',
+    '## Not a heading',
+    '```',
+    '## In-process model (`LOCAL_MODEL`)',
+    '### Worked example: a two-step answer',
+    '## Title',
+  ].join('\n');
+
+  it('finds relative links and images outside code, with their lines', () => {
+    expect(relativeLinks(page)).toEqual([
+      { target: 'docs/api.md#the-contract-in-short', line: 2 },
+      { target: 'docs/report.png', line: 2 },
+      { target: 'docs/local-model.md', line: 3 },
+    ]);
+  });
+
+  it("gives headings GitHub's anchors, numbering repeats", () => {
+    expect([...headingAnchors(page)]).toEqual(['title', 'in-process-model-local_model', 'worked-example-a-two-step-answer', 'title-1']);
   });
 });

@@ -89,7 +89,7 @@ describe('schemathesis against GET /openapi.json of a live gateway', () => {
     const text = `${out.stdout}\n${out.stderr}`;
     process.stderr.write(`[schemathesis-live] exit ${out.code}\n${text.slice(-12_000)}\n`);
     const report = await readFile(junit, 'utf8').catch(() => '');
-    // The summary lines are the figures the README quotes; the claim is that none of them is a server error.
+    // The summary lines are the figures docs/testing.md quotes; the claim is that none of them is a server error.
     expect(text).toMatch(/test cases generated|Test cases/i);
     expect(text).not.toMatch(/Server error/);
     expect(report).not.toMatch(/Server error/);

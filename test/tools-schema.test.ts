@@ -86,8 +86,8 @@ describe('tool definitions', () => {
     expect(table).toMatch(/\| `search_observations` \| read \|.*`patient`, `code\?`/);
   });
 
-  it('the README carries the current table', async () => {
-    const readme = await readFile(new URL('../README.md', import.meta.url), 'utf8');
-    expect(readme).toContain(renderToolsMarkdownTable().trim());
+  it('docs/tools.md carries the current table', async () => {
+    const page = await readFile(new URL('../docs/tools.md', import.meta.url), 'utf8');
+    expect(page).toContain(renderToolsMarkdownTable().trim());
   });
 });

@@ -1,4 +1,4 @@
-// The README's tool table, generated so it cannot drift from the schemas.
+// The tool table of docs/tools.md, generated so it cannot drift from the schemas.
 import { toOpenAiTool } from './openai-tool-definitions.ts';
 import { toolRegistry } from './tool-registry.ts';
 

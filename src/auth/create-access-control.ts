@@ -56,10 +56,6 @@ export async function createAccessControl(o: AccessControlOptions): Promise<Acce
       })
     : noAuditTrail;
   const auditFor = (access: KeyAccess): AuditTrail => (access.audited ? trail : noAuditTrail);
-  const definitions = {
-    read: o.tools.definitions({ writesEnabled: false }),
-    write: o.tools.definitions({ writesEnabled: o.config.FHIR_WRITE_TOOLS }),
-  };
 
   const toolsFor = (access: KeyAccess): CallerTools => {
     const scoped = toolAccess(access);
@@ -69,7 +65,8 @@ export async function createAccessControl(o: AccessControlOptions): Promise<Acce
       // Writes stay on when the deployment allows them, so a write the key may not make is `forbidden`, not
       // `writes_disabled`; the write tools are only offered to keys that may write.
       writesEnabled: o.config.FHIR_WRITE_TOOLS,
-      toolDefinitions: toolsMayWrite(access) ? definitions.write : definitions.read,
+      // Asked per request: what is offered follows the FHIR server's CapabilityStatement as GET /ready reads it again.
+      toolDefinitions: o.tools.definitions({ writesEnabled: toolsMayWrite(access) && o.config.FHIR_WRITE_TOOLS }),
       cacheScope: access.id,
     };
   };

@@ -7,6 +7,9 @@ import type { FhirClient } from '../fhir-client/fhir-client.ts';
 import { createMedplumFhirClient } from '../fhir-client/medplum-fhir-client.ts';
 import { createEmbeddedFhirServer, type EmbeddedFhirServer } from '../fhir-server/embedded-fhir-server.ts';
 
+/** Bundles for the embedded server, read one at a time where the source allows it. */
+export type Seed = () => Iterable<Bundle> | AsyncIterable<Bundle> | Promise<Iterable<Bundle>>;
+
 export interface FhirBackend {
   fhir: FhirClient;
   /** Present when FHIR_BASE_URL is unset and no client was injected: the in-process server. */
@@ -20,7 +23,7 @@ export async function createFhirBackend(
     /** Instead of FHIR_BASE_URL or the embedded server. */
     fhir?: FhirClient;
     /** Bundles loaded into the embedded server at boot; none = an empty store. */
-    seed?: () => Promise<Bundle[]>;
+    seed?: Seed;
   },
 ): Promise<FhirBackend> {
   if (o.fhir) return { fhir: o.fhir };

@@ -12,7 +12,7 @@ import { withDiagnostics } from '../fhir/with-diagnostics.ts';
 import { bundleEntryLimitProblem } from './bundle-entry-limit.ts';
 import { buildCapabilityStatement } from './capability-statement.ts';
 import { ensureFhirDefinitions } from '../fhir/fhir-definitions.ts';
-import { loadBundlesIntoStore } from './load-bundles.ts';
+import { createBundleLoader } from './load-bundles.ts';
 import { prepareSearchRequest } from './prepare-search-request.ts';
 import type { RepositoryAccess } from './repository-access.ts';
 import { ResourceStore } from './resource-store.ts';
@@ -49,8 +49,11 @@ export interface EmbeddedFhirServer {
   handle(req: EmbeddedFhirRequest): Promise<EmbeddedFhirResponse>;
   /** In-process fetch for absolute URLs under baseUrl; no network. */
   fetch: typeof fetch;
-  /** Fast bulk seed (transaction, batch or collection bundles; source ids kept; not validated). */
-  loadBundles(bundles: Bundle[]): Promise<void>;
+  /**
+   * Fast bulk seed (transaction, batch or collection bundles; source ids kept; not validated). An async iterable
+   * is read one bundle at a time, so each can be dropped before the next is read.
+   */
+  loadBundles(bundles: Iterable<Bundle> | AsyncIterable<Bundle>): Promise<void>;
   /** A copy of the store; writes to either side never reach the other. */
   fork(): Promise<EmbeddedFhirServer>;
   /** Resources stored. */
@@ -286,7 +289,9 @@ function createServer(store: ResourceStore, opts: Required<EmbeddedFhirServerOpt
     handle,
     fetch: inProcessFetch,
     async loadBundles(bundles) {
-      loadBundlesIntoStore(store, bundles, { now: opts.now, generateId: opts.generateId });
+      const loader = createBundleLoader(store, { now: opts.now, generateId: opts.generateId });
+      for await (const bundle of bundles) loader.add(bundle);
+      loader.finish();
     },
     async fork() {
       await writeTail.catch(() => undefined);

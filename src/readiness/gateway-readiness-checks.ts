@@ -44,9 +44,15 @@ export function upstreamReadinessCheck(
   return { name: 'upstream', check: (signal) => probeHttp({ url, headers, fetch: fetchFn, what: 'GET /models' }, signal) };
 }
 
+/** An external server's search capabilities, read again from the probe's CapabilityStatement when due. */
+export interface CapabilityRefresh {
+  due(): boolean;
+  accept(statement: unknown): string;
+}
+
 export function fhirReadinessCheck(
   config: { FHIR_BASE_URL?: string; FHIR_AUTH_HEADER?: string },
-  fhir: { embedded: EmbeddedFhirServer } | { injected: true } | { external: true },
+  fhir: { embedded: EmbeddedFhirServer } | { injected: true } | { external: true; capabilities?: CapabilityRefresh },
   fetchFn?: typeof fetch,
 ): ReadinessCheck {
   const accept = { accept: 'application/fhir+json' };
@@ -61,5 +67,10 @@ export function fhirReadinessCheck(
   }
   const url = under(config.FHIR_BASE_URL!, 'metadata');
   const headers = config.FHIR_AUTH_HEADER ? { ...accept, authorization: config.FHIR_AUTH_HEADER } : accept;
-  return { name: 'fhir', check: (signal) => probeHttp({ url, headers, fetch: fetchFn, what: 'GET /metadata' }, signal) };
+  const refresh = 'external' in fhir ? fhir.capabilities : undefined;
+  return {
+    name: 'fhir',
+    check: (signal) =>
+      probeHttp({ url, headers, fetch: fetchFn, what: 'GET /metadata', read: refresh?.due() ? refresh.accept : undefined }, signal),
+  };
 }

@@ -10,13 +10,20 @@ export interface HttpProbeOptions {
   fetch?: typeof fetch;
   /** Said when the dependency answers 2xx, e.g. "GET /models answered 200". */
   what: string;
+  /** Reads a 2xx answer's JSON body (else it is discarded); what it returns is added to the detail. */
+  read?: (body: unknown) => string;
 }
 
 export async function probeHttp(o: HttpProbeOptions, signal: AbortSignal): ReturnType<ReadinessCheck['check']> {
   try {
     const res = await (o.fetch ?? fetch)(o.url, { headers: o.headers, signal, redirect: 'manual' });
+    const ok = res.status >= 200 && res.status < 300;
+    if (ok && o.read) {
+      const body: unknown = await res.json().catch(() => undefined);
+      return { status: 'ok', detail: `${o.what} answered ${res.status}; ${o.read(body)}` };
+    }
     await res.body?.cancel().catch(() => {});
-    if (res.status >= 200 && res.status < 300) return { status: 'ok', detail: `${o.what} answered ${res.status}` };
+    if (ok) return { status: 'ok', detail: `${o.what} answered ${res.status}` };
     if (res.status >= 300 && res.status < 400)
       return { status: 'failing', detail: `${o.what} answered a redirect (HTTP ${res.status}), which is not followed` };
     return { status: 'failing', detail: `${o.what} answered HTTP ${res.status}` };

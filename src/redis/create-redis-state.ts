@@ -3,7 +3,6 @@
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import type { FastifyBaseLogger } from 'fastify';
-import { Redis } from 'ioredis';
 import type { ToolResultCache } from '../agent/tool-result-cache.ts';
 import type { RateLimit } from '../rate-limit/rate-limit.ts';
 import type { ReadinessCheck } from '../readiness/readiness-check.ts';
@@ -36,6 +35,8 @@ export async function createRedisState(o: {
   now: () => number;
 }): Promise<RedisState> {
   const outage = createRedisOutageLog({ logger: o.logger, now: o.now });
+  // Loaded only with REDIS_URL: ioredis is ~20 MB of resident memory a single replica never uses.
+  const { Redis } = await import('ioredis');
   const redis = new Redis(o.url, {
     // Fail fast instead of queueing while disconnected: the request falls back at once.
     enableOfflineQueue: false,

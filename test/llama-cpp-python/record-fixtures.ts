@@ -19,8 +19,8 @@ import { send, startRecordingProxy, type ExchangeRequest, type SendResult } from
 const OUT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../../fixtures/upstream/llama-cpp-python');
 /** What the gateway calls the model upstream (UPSTREAM_MODEL in the test harness); the server ignores it. */
 const MODEL = 'upstream-model';
-/** The full FHIR read-tool prompt is ~4.9k tokens: the gateway's prompted mode needs more than 4096. */
-const PROMPTED_CTX = 8192;
+/** The full FHIR read-tool prompt (15 read tools) is ~8.6k tokens: more than SmolLM2's trained 8192, which llama.cpp allows. */
+const PROMPTED_CTX = 12288;
 /** Server log lines worth keeping beside an exchange. */
 const LOG_LINES = /prefix-match|error|unknown escape|Traceback|Exception|failed|Segmentation/i;
 

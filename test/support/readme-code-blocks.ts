@@ -96,3 +96,46 @@ export function splitTranscript(code: string): { command: string; output: string
   while (k < lines.length && command.at(-1)!.trimEnd().endsWith('\\')) command.push(lines[k++]!);
   return { command: command.join('\n'), output: lines.slice(k).join('\n') };
 }
+
+/** The lines outside fenced code blocks (`text`: with inline code spans blanked), numbered from 1. */
+function proseLines(markdown: string): Array<{ raw: string; text: string; line: number }> {
+  const out: Array<{ raw: string; text: string; line: number }> = [];
+  let fence: string | null = null;
+  markdown.split('\n').forEach((text, i) => {
+    const marker = text.match(/^ {0,3}(`{3,})/)?.[1];
+    if (fence) {
+      if (marker && text.trim() === fence) fence = null;
+    } else if (marker) fence = marker;
+    else out.push({ raw: text, text: text.replace(/`+[^`]*`+/g, (span) => ' '.repeat(span.length)), line: i + 1 });
+  });
+  return out;
+}
+
+/** Relative link and image targets (`[text](target)`) outside code; http(s) and mailto links are left out. */
+export function relativeLinks(markdown: string): Array<{ target: string; line: number }> {
+  const links: Array<{ target: string; line: number }> = [];
+  for (const { text, line } of proseLines(markdown)) {
+    for (const m of text.matchAll(/\]\(([^)\s]+)\)/g)) {
+      if (!/^(https?:|mailto:)/.test(m[1]!)) links.push({ target: m[1]!, line });
+    }
+  }
+  return links;
+}
+
+/** The anchors GitHub gives a page's headings: lower case, punctuation dropped, spaces to `-`, repeats `-1`, `-2`…. */
+export function headingAnchors(markdown: string): Set<string> {
+  const anchors = new Set<string>();
+  for (const { raw } of proseLines(markdown)) {
+    const heading = raw.match(/^#{1,6}\s+(.*)$/)?.[1];
+    if (heading === undefined) continue;
+    const slug = heading
+      .trim()
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N}\s_-]/gu, '')
+      .replace(/\s/g, '-');
+    let anchor = slug;
+    for (let n = 1; anchors.has(anchor); n++) anchor = `${slug}-${n}`;
+    anchors.add(anchor);
+  }
+  return anchors;
+}
