@@ -34,8 +34,8 @@ async function llamaCppPythonSubject(prompted: boolean) {
     // Native: the server's own forced tool choice. Prompted: the model's <tool_call> text, parsed by the wrapper.
     'tool-call': () => rec.replay(prompted ? 'prompted-tool-call' : 'forced-tool-choice-portable'),
     ...(prompted ? { 'tool-call-stream': () => rec.replay('prompted-tool-call-stream') } : {}),
-    abort: () => rec.fake.enqueue(recorded('chat', { delayMs: 10_000 })),
-    'abort-stream': () => rec.fake.enqueue(recorded('chat-stream', { chunkDelayMs: 100 })),
+    abort: () => rec.fake.enqueue(recorded('chat', { delayMs: 30_000 })),
+    'abort-stream': () => rec.fake.enqueue(recorded('chat-stream', { chunkDelayMs: 1000 })),
   };
   return {
     upstream: prompted ? createPromptedToolsUpstream({ upstream: http }) : http,
