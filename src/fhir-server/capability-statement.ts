@@ -1,5 +1,6 @@
 // GET /metadata: what this server does, derived from the same search parameter registry the search uses.
-import { globalSchema, isResourceType } from '@medplum/core';
+import { globalSchema } from '@medplum/core';
+import { isFhirResourceType } from '../fhir/fhir-definitions.ts';
 import type { CapabilityStatement, CapabilityStatementRestResource } from '@medplum/fhirtypes';
 
 let resources: CapabilityStatementRestResource[] | undefined;
@@ -9,7 +10,7 @@ const searchParamsOf = (type: string) => Object.values(globalSchema.types[type].
 function restResources(): CapabilityStatementRestResource[] {
   if (resources) return resources;
   const types = Object.keys(globalSchema.types)
-    .filter((type) => isResourceType(type) && globalSchema.types[type].searchParams)
+    .filter((type) => isFhirResourceType(type) && globalSchema.types[type].searchParams)
     .sort();
   // Every reference parameter can be included from its type and rev-included into each type it may point at.
   const revIncludes = new Map<string, string[]>();

@@ -2,8 +2,9 @@
 // its repository (StoreRepository), over an indexed, forkable in-memory store. `handle` knows nothing about HTTP
 // frameworks; the fastify plugin and the in-process `fetch` are thin adapters over it.
 import { randomUUID } from 'node:crypto';
+import { createRequire } from 'node:module';
 import { allOk, badRequest, forbidden, getStatus, isOk, normalizeOperationOutcome, serverError } from '@medplum/core';
-import { parse as parseGraphql, type DocumentNode } from 'graphql';
+import type * as GraphQL from 'graphql';
 import { FhirRouter, type HttpMethod } from '@medplum/fhir-router';
 import type { Bundle, OperationOutcome, Resource } from '@medplum/fhirtypes';
 import { applyBulkPut, readBulkPut, validateBulkPut, type BulkPut } from './bulk-put.ts';
@@ -11,7 +12,8 @@ import { parseFhirRequestTarget } from './fhir-request-target.ts';
 import { withDiagnostics } from '../fhir/with-diagnostics.ts';
 import { bundleEntryLimitProblem } from './bundle-entry-limit.ts';
 import { buildCapabilityStatement } from './capability-statement.ts';
-import { ensureFhirDefinitions } from '../fhir/fhir-definitions.ts';
+import { ensureFhirTypes } from '../fhir/fhir-definitions.ts';
+import { ensureRequestDefinitions } from './ensure-request-definitions.ts';
 import { createBundleLoader } from './load-bundles.ts';
 import { prepareSearchRequest } from './prepare-search-request.ts';
 import type { RepositoryAccess } from './repository-access.ts';
@@ -54,6 +56,11 @@ export interface EmbeddedFhirServer {
    * is read one bundle at a time, so each can be dropped before the next is read.
    */
   loadBundles(bundles: Iterable<Bundle> | AsyncIterable<Bundle>): Promise<void>;
+  /**
+   * Settles when the search indexes of what loadBundles stored are built: they are built after it returns, between
+   * requests, and a search that needs one first builds it at once, so no caller has to wait for this (benches do).
+   */
+  whenIndexed(): Promise<void>;
   /** A copy of the store; writes to either side never reach the other. */
   fork(): Promise<EmbeddedFhirServer>;
   /** Resources stored. */
@@ -134,13 +141,17 @@ function deepBodyOutcome(body: unknown): OperationOutcome | undefined {
   return undefined;
 }
 
+/** graphql-js (124 CommonJS files, ~70 ms at boot), required on the first $graphql request. */
+let graphql: typeof GraphQL | undefined;
+
 /** Whether a $graphql body asks for a mutation: writes go through the REST interactions, where they are checked. */
 function isGraphqlMutation(body: unknown): boolean {
   const query = (body as { query?: unknown } | undefined)?.query;
   if (typeof query !== 'string') return false;
-  let document: DocumentNode;
+  let document: GraphQL.DocumentNode;
   try {
-    document = parseGraphql(query);
+    graphql ??= createRequire(import.meta.url)('graphql') as typeof GraphQL;
+    document = graphql.parse(query);
   } catch {
     return false; // Medplum answers a syntax error itself, running nothing.
   }
@@ -158,6 +169,7 @@ function createServer(store: ResourceStore, opts: Required<EmbeddedFhirServerOpt
   ]);
   // Writes run one at a time, so a transaction's undo log never interleaves with another write.
   let writeTail: Promise<unknown> = Promise.resolve();
+  let indexing: Promise<void> = Promise.resolve();
 
   async function dispatch(req: EmbeddedFhirRequest): Promise<EmbeddedFhirResponse> {
     const baseUrl = (req.baseUrl ?? opts.baseUrl).replace(/\/+$/, '');
@@ -231,7 +243,9 @@ function createServer(store: ResourceStore, opts: Required<EmbeddedFhirServerOpt
     // One reading of the target: the repository runs its canonical form, and the caller decided on the same.
     let req: EmbeddedFhirRequest;
     try {
-      req = { ...raw, url: parseFhirRequestTarget(raw.url).url };
+      const target = parseFhirRequestTarget(raw.url);
+      ensureRequestDefinitions(target, raw.body);
+      req = { ...raw, url: target.url };
     } catch (err) {
       const body = normalizeOperationOutcome(err);
       return { status: 400, body, headers: responseHeaders(400, body, opts.baseUrl) };
@@ -292,6 +306,11 @@ function createServer(store: ResourceStore, opts: Required<EmbeddedFhirServerOpt
       const loader = createBundleLoader(store, { now: opts.now, generateId: opts.generateId });
       for await (const bundle of bundles) loader.add(bundle);
       loader.finish();
+      // The search indexes are built once the server can answer, between requests (resource-store.ts).
+      indexing = store.buildIndexes().catch(() => undefined);
+    },
+    whenIndexed() {
+      return indexing;
     },
     async fork() {
       await writeTail.catch(() => undefined);
@@ -302,7 +321,8 @@ function createServer(store: ResourceStore, opts: Required<EmbeddedFhirServerOpt
 }
 
 export async function createEmbeddedFhirServer(options: EmbeddedFhirServerOptions = {}): Promise<EmbeddedFhirServer> {
-  ensureFhirDefinitions();
+  // The data types and search parameters; each resource type when the store or a request first meets it.
+  ensureFhirTypes([]);
   return createServer(new ResourceStore(), {
     baseUrl: (options.baseUrl ?? 'http://embedded.local/fhir').replace(/\/+$/, ''),
     defaultPageSize: options.defaultPageSize ?? 50,

@@ -106,7 +106,7 @@ export function createBundleLoader(store: ResourceStore, opts: LoadBundlesOption
       const pending = { conditional: false };
       const meta = { ...resource.meta, versionId: '1', lastUpdated };
       const final = copyResolved({ resourceType: resource.resourceType, id, meta, ...withoutIdMeta(resource) }, refs, pending) as Stored;
-      store.put(final);
+      store.putDeferred(final);
       if (pending.conditional) deferred.push(final);
     }
   };

@@ -1,7 +1,8 @@
 // GET Patient/{id}/$everything: the patient, every resource whose `patient` or `subject` points at it (the hot part
 // of the patient compartment, answered from the store's indexes), and what those reference outside the compartment
 // (Medication, Location, Organization…), as HAPI does. Paged with _count/_offset links; _since and _type filter.
-import { OperationOutcomeError, badRequest, isResourceType, notFound } from '@medplum/core';
+import { OperationOutcomeError, badRequest, notFound } from '@medplum/core';
+import { isFhirResourceType } from '../fhir/fhir-definitions.ts';
 import type { Bundle, BundleLink, Resource } from '@medplum/fhirtypes';
 import { collectReferences } from '../fhir/collect-references.ts';
 import { pageLinks } from './execute-search.ts';
@@ -42,7 +43,7 @@ function parseEverythingQuery(query: Query, limits: SearchLimits) {
     ?.split(',')
     .map((t) => t.trim());
   for (const t of typeList ?? [])
-    if (!/^[A-Z][A-Za-z]+$/.test(t) || !isResourceType(t)) fail(`Unknown resource type '${t}' in _type`, '_type');
+    if (!/^[A-Z][A-Za-z]+$/.test(t) || !isFhirResourceType(t)) fail(`Unknown resource type '${t}' in _type`, '_type');
   return {
     count: Math.min(int('_count', limits.defaultPageSize), limits.maxPageSize),
     offset: int('_offset', 0),

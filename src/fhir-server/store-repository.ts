@@ -8,7 +8,6 @@ import {
   badRequest,
   created,
   forbidden,
-  isResourceType,
   notFound,
   preconditionFailed,
   type SearchRequest,
@@ -23,6 +22,7 @@ import { withDiagnostics } from '../fhir/with-diagnostics.ts';
 import { executeSearch } from './execute-search.ts';
 import { parseSearchQuery, type SearchLimits } from './parse-search-query.ts';
 import { patientEverything } from './patient-everything.ts';
+import { ensureFhirTypesOf, isFhirResourceType } from '../fhir/fhir-definitions.ts';
 import type { ResourceStore } from './resource-store.ts';
 import { deepFreeze } from './deep-freeze.ts';
 import { validateFhirResource } from './resource-verdict.mjs';
@@ -63,7 +63,7 @@ function sortKeys(value: unknown): unknown {
 }
 
 export function isKnownResourceType(resourceType: string): boolean {
-  return /^[A-Z][A-Za-z]+$/.test(resourceType) && Boolean(isResourceType(resourceType));
+  return /^[A-Z][A-Za-z]+$/.test(resourceType) && isFhirResourceType(resourceType);
 }
 
 export class StoreRepository extends FhirRepository<undefined> {
@@ -126,7 +126,10 @@ export class StoreRepository extends FhirRepository<undefined> {
       delete candidate.meta.versionId;
       delete candidate.meta.lastUpdated;
     }
-    if (!this.validated) validateFhirResource(candidate);
+    if (!this.validated) {
+      ensureFhirTypesOf(candidate); // the validator reads it through its type's schema
+      validateFhirResource(candidate);
+    }
     const previous = this.store.get(resource.resourceType, id);
     if (previous && !this.visible(resource.resourceType, id)) {
       throw new OperationOutcomeError(

@@ -4,14 +4,13 @@
 // The SDK's web-standard transport rather than its Node one: it returns a Response that fastify sends, so the
 // request keeps fastify's hooks (x-request-id, the request log) and error handler instead of a hijacked socket.
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { KeyAccess } from '../auth/key-access.ts';
 import { ApiError } from '../openai/api-error.ts';
 
 export interface McpRouteOptions {
   /** A server offering this caller's tools. */
-  serverFor(access: KeyAccess): Server;
+  serverFor(access: KeyAccess): Promise<Server>;
   /**
    * Most tools/call requests in one POST (a JSON-RPC batch): one request is one step of the rate limit, so a batch
    * may not run more tools than a chat request may (AGENT_MAX_TOOL_CALLS).
@@ -62,7 +61,9 @@ async function handlePost(req: FastifyRequest, reply: FastifyReply, o: McpRouteO
     const message = `Invalid Request: at most ${o.maxToolCalls} tools/call requests per batch (this one has ${calls}); send them in several POSTs.`;
     return reply.code(400).send({ jsonrpc: '2.0', error: { code: -32600, message }, id: null });
   }
-  const server = o.serverFor(req.keyAccess);
+  const server = await o.serverFor(req.keyAccess);
+  // Imported on the first request, with the rest of the SDK (mcp-server-factory.ts).
+  const { WebStandardStreamableHTTPServerTransport } = await import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js');
   const transport = new WebStandardStreamableHTTPServerTransport({
     sessionIdGenerator: undefined,
     enableJsonResponse: true,

@@ -4,10 +4,10 @@
 // caller's scoped (and audited) FHIR client, and answers the same compact JSON the model reads in its tool message.
 // Low-level rather than McpServer: McpServer validates arguments itself against zod shapes; here executeTool does,
 // so a bad argument is the same `invalid_arguments` result (naming the field) on every path.
+// The SDK (with Ajv, ~180 ms and ~8 MB) is imported on the first MCP request, not at boot: most gateways never get one.
 import { randomUUID } from 'node:crypto';
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
-import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { packageInfo as pkg } from '../shared/package-info.ts';
 import type { CallerTools, ServerTools, ToolResult } from '../agent/tool-contract.ts';
 import type { KeyAccess } from '../auth/key-access.ts';
@@ -34,16 +34,25 @@ const INSTRUCTIONS =
 /** The same string the agent loop sends the model as the tool message; a failure is flagged, not thrown. */
 const answer = (result: ToolResult): CallToolResult => ({ content: [{ type: 'text', text: JSON.stringify(result) }], isError: !result.ok });
 
+async function loadSdk() {
+  const [{ Server }, { AjvJsonSchemaValidator }, { CallToolRequestSchema, ListToolsRequestSchema }] = await Promise.all([
+    import('@modelcontextprotocol/sdk/server/index.js'),
+    import('@modelcontextprotocol/sdk/validation/ajv'),
+    import('@modelcontextprotocol/sdk/types.js'),
+  ]);
+  // A Server makes its own Ajv instance unless given one: a millisecond per request, for a validator these servers
+  // never use (it checks elicitation answers). One for all of them.
+  return { Server, jsonSchemaValidator: new AjvJsonSchemaValidator(), CallToolRequestSchema, ListToolsRequestSchema };
+}
+
 /** A function that builds one caller's MCP server, not yet connected to a transport. */
-export function mcpServerFactory(o: McpServerFactoryOptions): (access: KeyAccess) => Server {
+export function mcpServerFactory(o: McpServerFactoryOptions): (access: KeyAccess) => Promise<Server> {
   const now = o.now ?? (() => new Date());
   // A random id per call, not the JSON-RPC id: clients restart their ids at 0 on every connection, and a write
   // whose idempotency key repeated another connection's would be taken for a retry of it. A client that retries
   // names the call itself, in `_meta` (IDEMPOTENCY_META).
   const generateCallId = o.generateCallId ?? (() => `mcp-${randomUUID()}`);
-  // A Server makes its own Ajv instance unless given one: a millisecond per request, for a validator these servers
-  // never use (it checks elicitation answers). One for all of them.
-  const jsonSchemaValidator = new AjvJsonSchemaValidator();
+  let sdk: ReturnType<typeof loadSdk> | undefined;
   const readOnly = new Set(o.tools.definitions({ writesEnabled: false }).map((d) => d.function.name));
   const toMcpTool = ({ function: f }: CallerTools['toolDefinitions'][number]): Tool => ({
     name: f.name,
@@ -54,7 +63,8 @@ export function mcpServerFactory(o: McpServerFactoryOptions): (access: KeyAccess
       : { readOnlyHint: false, destructiveHint: false, openWorldHint: false },
   });
 
-  return (access) => {
+  return async (access) => {
+    const { Server, jsonSchemaValidator, CallToolRequestSchema, ListToolsRequestSchema } = await (sdk ??= loadSdk());
     const caller = o.callerTools(access);
     const server = new Server(
       { name: pkg.name, version: pkg.version },

@@ -9,10 +9,12 @@ export interface GatewayTelemetry extends Telemetry {
   tracing?: GatewayTracing;
 }
 
-export function createTelemetry(config: Pick<Config, 'METRICS' | 'OTEL_EXPORTER_OTLP_ENDPOINT' | 'OTEL_SERVICE_NAME'>): GatewayTelemetry {
+export async function createTelemetry(
+  config: Pick<Config, 'METRICS' | 'OTEL_EXPORTER_OTLP_ENDPOINT' | 'OTEL_SERVICE_NAME'>,
+): Promise<GatewayTelemetry> {
   const metrics = config.METRICS ? createGatewayMetrics() : undefined;
   const tracing = config.OTEL_EXPORTER_OTLP_ENDPOINT
-    ? startTracing({ endpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT, serviceName: config.OTEL_SERVICE_NAME })
+    ? await startTracing({ endpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT, serviceName: config.OTEL_SERVICE_NAME })
     : undefined;
   return { metrics, tracing, tracer: tracing?.tracer };
 }

@@ -1,6 +1,7 @@
 // The one network primitive the upstream needs. The default uses an undici Agent (keep-alive, no fetch overhead);
-// tests and embedders may inject their own `HttpPost` instead.
-import { Agent, type Dispatcher } from 'undici';
+// tests and embedders may inject their own `HttpPost` instead. undici (110 CommonJS files, ~100 ms at boot) is
+// imported on the first post, so a gateway without a remote model never loads it.
+import type { Agent, Dispatcher } from 'undici';
 
 export interface HttpResponse {
   status: number;
@@ -48,7 +49,11 @@ class UndiciResponse implements HttpResponse {
   }
 }
 
-export function undiciPost(agent = new Agent({ keepAliveTimeout: 30_000, connections: 256 })): HttpPost {
+export function undiciPost(given?: Agent): HttpPost {
+  let agent = given;
+  let loading: Promise<Agent> | undefined;
+  const load = () =>
+    (loading ??= import('undici').then(({ Agent }) => (agent = new Agent({ keepAliveTimeout: 30_000, connections: 256 }))));
   // The upstream URL never changes: parse it once. undici's top-level request() parses it on every call, which
   // cost more than the rest of undici's work per request.
   let lastUrl = '';
@@ -68,7 +73,7 @@ export function undiciPost(agent = new Agent({ keepAliveTimeout: 30_000, connect
     }
     // undici's own timers, not an AbortSignal.timeout per attempt: per-request signals cost more than the rest of
     // the proxying on a fast upstream.
-    const res = await agent.request({
+    const res = await (agent ?? (await load())).request({
       origin: target.origin,
       path: target.path,
       method: 'POST',

@@ -19,6 +19,7 @@ const TIMING = { warmup: 30, runs: Number(process.env.BENCH_FHIR_QUERIES ?? 400)
 async function scopedSearch(): Promise<BenchRow[]> {
   const server = await createEmbeddedFhirServer();
   await server.loadBundles([syntheticStore(100_000)]);
+  await server.whenIndexed();
   const patients = 1000;
   const system = plainKeyAccess('system', { writes: false });
   const search = (i: number, patientScoped: boolean) => {

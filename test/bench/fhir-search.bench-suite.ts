@@ -54,6 +54,7 @@ async function measure(size: number): Promise<BenchRow[]> {
   const server = await createEmbeddedFhirServer();
   const loadStart = performance.now();
   await server.loadBundles([bundle]);
+  await server.whenIndexed(); // the search indexes, built after loadBundles returns
   const loadMs = performance.now() - loadStart;
   const label = `${size / 1000}k resources`;
 

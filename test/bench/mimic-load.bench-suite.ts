@@ -49,6 +49,7 @@ async function librarySeed(dir: string): Promise<{ total: number; libRate: numbe
   const started = performance.now();
   const library = await createEmbeddedFhirServer();
   await library.loadBundles(await readEhrBundles(dir));
+  await library.whenIndexed(); // the search indexes too, as the HTTP load builds them
   const ms = performance.now() - started;
   return { total: library.count(), libRate: library.count() / (ms / 1000) };
 }

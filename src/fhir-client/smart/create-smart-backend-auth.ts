@@ -1,7 +1,6 @@
 // SMART Backend Services (SMART App Launch 2.x): a client-credentials grant authenticated by a JWT assertion the
 // client signs with its private key. One token is shared by every request until shortly before it expires; while
 // it is fetched, concurrent callers wait on the same request. Tokens and keys are never logged or put in errors.
-import { SignJWT } from 'jose';
 import { z } from 'zod';
 import { FhirAuthError, type FhirAuth } from './fhir-auth.ts';
 import type { SigningKey } from './read-private-key.ts';
@@ -52,6 +51,8 @@ export function createSmartBackendAuth(o: SmartBackendAuthOptions): SmartBackend
   const fail = (why: string, code?: string) => new FhirAuthError(`authorisation server ${o.tokenUrl}: ${why}`, code);
 
   async function assertion(): Promise<string> {
+    // jose is imported here, with FHIR_AUTH=smart-backend, not at every gateway's boot.
+    const { SignJWT } = await import('jose');
     const iat = Math.floor(now() / 1000);
     return new SignJWT({})
       .setProtectedHeader({ alg: o.key.alg, kid: o.key.kid, typ: 'JWT' })

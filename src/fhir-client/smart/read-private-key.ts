@@ -2,7 +2,7 @@
 // EC P-384 (ES384), the two algorithms SMART requires servers to support. The `kid` is the JWK's own, else its
 // RFC 7638 thumbprint, which is what a server computes from the registered JWKS. Errors never quote the file.
 import { readFile } from 'node:fs/promises';
-import { calculateJwkThumbprint, exportJWK, importJWK, importPKCS8, type CryptoKey, type JWK } from 'jose';
+import type { CryptoKey, JWK } from 'jose';
 import { z } from 'zod';
 
 export type SigningAlg = 'RS384' | 'ES384';
@@ -28,6 +28,8 @@ function algFor(jwk: { kty: string; crv?: string }): SigningAlg {
 
 /** The signing key in `path`; throws an Error whose message says what is wrong, never the key. */
 export async function readPrivateKey(path: string): Promise<SigningKey> {
+  // Imported only with FHIR_AUTH=smart-backend, not at every gateway's boot.
+  const { calculateJwkThumbprint, exportJWK, importJWK, importPKCS8 } = await import('jose');
   let text: string;
   try {
     text = (await readFile(path, 'utf8')).trim();
