@@ -2,6 +2,8 @@
 // document and for checking real responses) and the types the loop builds, inferred from them. Field names are
 // snake_case because they go on the wire as they are. Not to be confused with src/audit (FHIR AuditEvents).
 import { z } from 'zod';
+import type { FhirRequestTrace } from '../fhir-client/fhir-client.ts';
+import type { FinishReason, Usage } from '../upstream/model-upstream.ts';
 
 const count = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
 const ms = z.number().min(0).describe('Milliseconds.');
@@ -23,7 +25,13 @@ const fhirRequestTrace = z.object({
   duration_ms: ms,
 });
 
-const writtenResource = z.object({ resourceType: z.string(), id: z.string(), created: z.boolean() });
+/** A resource a write tool stored (tool-contract.ts: `WrittenResource`, inferred from this). */
+export const writtenResourceSchema = z.object({
+  resourceType: z.string(),
+  id: z.string(),
+  created: z.boolean().describe('False when a conditional create found the resource already there (a retry).'),
+});
+const writtenResource = writtenResourceSchema;
 
 /** Why a tool call failed (tool-contract.ts: `ToolErrorCode`); the model reads it beside the message. */
 export const toolErrorCodeSchema = z.enum([
@@ -102,3 +110,14 @@ export type TraceToolCall = z.infer<typeof traceToolCall>;
 export type AgentTrace = z.infer<typeof agentTraceSchema>;
 /** Streamed extension events, sent as `{ fhir_agent: AgentTraceEvent }` on chunks with `choices: []`. */
 export type AgentTraceEvent = z.infer<typeof agentTraceEventSchema>;
+
+// The lower layers' own types that the trace carries as they are (the model contract's usage and finish reason, the
+// FHIR client's request trace) are declared there for code that must not import zod schemas; these fail to compile
+// if a schema above and its type ever say different things.
+type Same<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
+const sameShapes: [
+  Same<z.infer<typeof usage>, Usage>,
+  Same<z.infer<typeof finishReason>, FinishReason>,
+  Same<z.infer<typeof fhirRequestTrace>, FhirRequestTrace>,
+] = [true, true, true];
+void sameShapes;

