@@ -17,6 +17,7 @@ import { generateMimicDemo } from '../fixtures/mimic/generate-mimic-demo.ts';
 import { composeGateway, type ComposedGateway } from '../src/compose-gateway.ts';
 import { loadConfig } from '../src/config.ts';
 import { createMedplumFhirClient } from '../src/fhir-client/medplum-fhir-client.ts';
+import { executeTool } from '../tools/index.ts';
 import { runEvalCli } from './support/run-eval-cli.ts';
 
 const KEY = 'sk-agentbench-test-0123';
@@ -55,6 +56,36 @@ describe('the generated look-alike CSV', () => {
   it('covers every answer kind the rubric knows, plus judge-only rows', () => {
     const kinds = new Set(readAgentBenchCsv(toCsv(rows), 'generated.csv').map(answerKind));
     expect([...kinds].sort()).toEqual(['date', 'judge-only', 'no-answer', 'number', 'text', 'yes-no']);
+  });
+});
+
+describe('the prescription questions', () => {
+  it('are asked of every patient, and the tools find each one\'s gold orders by the drug name MIMIC keeps', async () => {
+    const counts = rows.filter((r) => r.template.startsWith('Count the number of times that patient'));
+    const firsts = rows.filter((r) => r.template.startsWith('What was the name of the drug'));
+    expect(counts).toHaveLength(3);
+    expect(firsts.length).toBeGreaterThan(0);
+    const fhir = createMedplumFhirClient({ baseUrl: fhirBaseUrl, headers: { authorization: `Bearer ${KEY}` } });
+    const questions = new Map(readAgentBenchCsv(toCsv(rows), 'x').map((q) => [q.questionId, q]));
+    for (const row of [...counts, ...firsts]) {
+      const q = questions.get(row.question_id)!;
+      const drug = (JSON.parse(row.val_dict.replace(/'/g, '"')) as { val_placeholder: { drug_name?: string } }).val_placeholder.drug_name;
+      const name = drug ?? /\[\['(.+)'\]\]/.exec(row.true_answer)![1];
+      const result = await executeTool(
+        'search_medication_requests',
+        JSON.stringify({ patient: row.patient_fhir_id, name: name.toLowerCase(), count: 200 }),
+        { fhir, now: () => new Date('2200-01-01T00:00:00Z'), writesEnabled: false, callId: `q-${row.question_id}`, resultMaxTokens: 10_000_000 },
+      );
+      expect(result.ok, row.question).toBe(true);
+      const content = result.ok ? (result.content as { results: Array<{ id: string; medication?: { display?: string } }> }) : undefined;
+      const shown = new Set(content!.results.map((r) => r.id));
+      for (const id of q.trueFhirIds.MedicationRequest ?? []) expect(shown.has(id), `${row.question}: ${id}`).toBe(true);
+      if (drug) {
+        // The answer is the orders naming exactly that drug (a name search also finds mixes that contain it).
+        const exact = content!.results.filter((r) => r.medication?.display?.trim().toLowerCase() === drug);
+        expect(exact.length, row.question).toBe(Number(/\[\[(\d+)\]\]/.exec(row.true_answer)![1]));
+      }
+    }
   });
 });
 

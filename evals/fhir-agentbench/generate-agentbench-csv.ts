@@ -2,7 +2,7 @@
 // tests), written as the published CSV is: same columns, RFC 4180 quoting, Python-repr answers and gold ids, numpy
 // 2-D arrays for multi-row numeric answers, assumptions with a naive "current time". Nothing here is the benchmark's.
 import { createHash } from 'node:crypto';
-import type { Encounter, Observation, Patient, Resource } from '@medplum/fhirtypes';
+import type { Encounter, Medication, MedicationRequest, Observation, Patient, Resource } from '@medplum/fhirtypes';
 
 export const AGENTBENCH_COLUMNS = [
   'split',
@@ -27,6 +27,23 @@ const CASE_NOTE = 'When searching for values in the database, account for all va
 /** `YYYY-MM-DD HH:MM:SS` as written in the record (its local wall-clock time). */
 const naive = (dt: string) => dt.slice(0, 19).replace('T', ' ');
 const patientOf = (r: { subject?: { reference?: string } }) => r.subject?.reference?.replace(/^Patient\//, '');
+/** MIMIC's drug-name code system: a Medication's name identifier, a provider order's name coding. */
+const isNameSystem = (system: string | undefined) => /\/mimic-medication-name$/.test(system ?? '');
+
+/**
+ * The drug an order names, as MIMIC keeps it (a catalogue Medication's name identifier, or a provider order's name
+ * coding), with the Medication it references; undefined for mixes and IV-order kinds, which name no single drug.
+ */
+function orderedDrug(order: MedicationRequest, medications: ReadonlyMap<string, Medication>): { name: string; medication?: string } | undefined {
+  const ref = order.medicationReference?.reference?.replace(/^Medication\//, '');
+  if (ref) {
+    const name = medications.get(ref)?.identifier?.find((i) => isNameSystem(i.system))?.value;
+    return name ? { name, medication: ref } : undefined;
+  }
+  const name = order.medicationCodeableConcept?.coding?.find((c) => isNameSystem(c.system))?.code;
+  return name ? { name } : undefined;
+}
+
 const display = (o: Observation) => o.code?.text ?? o.code?.coding?.find((c) => c.display)?.display ?? o.code?.coding?.[0]?.code ?? '';
 
 export function generateAgentBenchRows(resources: readonly Resource[]): GeneratedRow[] {
@@ -37,6 +54,8 @@ export function generateAgentBenchRows(resources: readonly Resource[]): Generate
   const observations = resources.filter((r): r is Observation => r.resourceType === 'Observation' && !!r.effectiveDateTime);
   const labs = observations.filter((o) => o.category?.some((c) => c.coding?.some((x) => x.code === 'laboratory')));
   const numeric = observations.filter((o) => typeof o.valueQuantity?.value === 'number');
+  const medications = new Map(resources.filter((r): r is Medication => r.resourceType === 'Medication').map((m) => [m.id!, m]));
+  const orders = resources.filter((r): r is MedicationRequest => r.resourceType === 'MedicationRequest' && !!r.authoredOn);
   const rows: GeneratedRow[] = [];
   for (const p of patients) {
     const sid = p.identifier?.[0]?.value ?? p.id!;
@@ -154,6 +173,45 @@ export function generateAgentBenchRows(resources: readonly Resource[]): Generate
         val_dict: val({ lab_name: name.toLowerCase() }),
         main_table_name: 'chartevents',
         true_fhir_ids: pyRepr({ Observation: [last.id!] }),
+      });
+    }
+
+    // Prescriptions: the first drug ordered, and how many times the most ordered drug was, by the name MIMIC keeps.
+    const named = mine(orders)
+      .map((order) => ({ order, drug: orderedDrug(order, medications) }))
+      .filter((o): o is { order: MedicationRequest; drug: NonNullable<ReturnType<typeof orderedDrug>> } => !!o.drug)
+      .sort((a, b) => a.order.authoredOn!.localeCompare(b.order.authoredOn!) || a.order.id!.localeCompare(b.order.id!));
+    if (named.length) {
+      const lastYear = named[named.length - 1].order.authoredOn!.slice(0, 4);
+      const assumption = `Assume the current time is ${lastYear}-12-31 23:59:00. ${CASE_NOTE}`;
+      const goldOf = (list: typeof named) => {
+        const meds = [...new Set(list.map((o) => o.drug.medication).filter((m): m is string => !!m))];
+        return pyRepr({ MedicationRequest: list.map((o) => o.order.id!), ...(meds.length ? { Medication: meds } : {}) });
+      };
+      const [first] = named;
+      // Orders written at the same time as the first, naming another drug, make "the first" ambiguous: not asked.
+      if (!named.some((o) => o.order.authoredOn === first.order.authoredOn && o.drug.name.toLowerCase() !== first.drug.name.toLowerCase())) {
+        add({
+          question: `What was the name of the drug that patient ${sid} was first prescribed?`,
+          true_answer: pyRepr([[first.drug.name]]),
+          assumption,
+          template: 'What was the name of the drug that patient {patient_id} was [time_filter_exact1] prescribed [time_filter_global1]?',
+          val_dict: val(),
+          main_table_name: 'prescriptions',
+          true_fhir_ids: goldOf([first]),
+        });
+      }
+      const byDrug = new Map<string, typeof named>();
+      for (const o of named) byDrug.set(o.drug.name.trim().toLowerCase(), [...(byDrug.get(o.drug.name.trim().toLowerCase()) ?? []), o]);
+      const [drug, prescribed] = [...byDrug].sort((a, b) => b[1].length - a[1].length || a[0].localeCompare(b[0]))[0]!;
+      add({
+        question: `How many times did patient ${sid} get prescribed ${drug}?`,
+        true_answer: pyRepr([[prescribed.length]]),
+        assumption,
+        template: 'Count the number of times that patient {patient_id} was prescribed {drug_name} [time_filter_global1].',
+        val_dict: val({ drug_name: drug }),
+        main_table_name: 'prescriptions',
+        true_fhir_ids: goldOf(prescribed),
       });
     }
 
