@@ -60,7 +60,7 @@ describe('the generated look-alike CSV', () => {
 });
 
 describe('the prescription questions', () => {
-  it('are asked of every patient, and the tools find each one\'s gold orders by the drug name MIMIC keeps', async () => {
+  it("are asked of every patient, and the tools find each one's gold orders by the drug name MIMIC keeps", async () => {
     const counts = rows.filter((r) => r.template.startsWith('Count the number of times that patient'));
     const firsts = rows.filter((r) => r.template.startsWith('What was the name of the drug'));
     expect(counts).toHaveLength(3);
@@ -74,7 +74,13 @@ describe('the prescription questions', () => {
       const result = await executeTool(
         'search_medication_requests',
         JSON.stringify({ patient: row.patient_fhir_id, name: name.toLowerCase(), count: 200 }),
-        { fhir, now: () => new Date('2200-01-01T00:00:00Z'), writesEnabled: false, callId: `q-${row.question_id}`, resultMaxTokens: 10_000_000 },
+        {
+          fhir,
+          now: () => new Date('2200-01-01T00:00:00Z'),
+          writesEnabled: false,
+          callId: `q-${row.question_id}`,
+          resultMaxTokens: 10_000_000,
+        },
       );
       expect(result.ok, row.question).toBe(true);
       const content = result.ok ? (result.content as { results: Array<{ id: string; medication?: { display?: string } }> }) : undefined;

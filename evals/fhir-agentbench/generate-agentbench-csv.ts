@@ -34,7 +34,10 @@ const isNameSystem = (system: string | undefined) => /\/mimic-medication-name$/.
  * The drug an order names, as MIMIC keeps it (a catalogue Medication's name identifier, or a provider order's name
  * coding), with the Medication it references; undefined for mixes and IV-order kinds, which name no single drug.
  */
-function orderedDrug(order: MedicationRequest, medications: ReadonlyMap<string, Medication>): { name: string; medication?: string } | undefined {
+function orderedDrug(
+  order: MedicationRequest,
+  medications: ReadonlyMap<string, Medication>,
+): { name: string; medication?: string } | undefined {
   const ref = order.medicationReference?.reference?.replace(/^Medication\//, '');
   if (ref) {
     const name = medications.get(ref)?.identifier?.find((i) => isNameSystem(i.system))?.value;
@@ -190,7 +193,9 @@ export function generateAgentBenchRows(resources: readonly Resource[]): Generate
       };
       const [first] = named;
       // Orders written at the same time as the first, naming another drug, make "the first" ambiguous: not asked.
-      if (!named.some((o) => o.order.authoredOn === first.order.authoredOn && o.drug.name.toLowerCase() !== first.drug.name.toLowerCase())) {
+      if (
+        !named.some((o) => o.order.authoredOn === first.order.authoredOn && o.drug.name.toLowerCase() !== first.drug.name.toLowerCase())
+      ) {
         add({
           question: `What was the name of the drug that patient ${sid} was first prescribed?`,
           true_answer: pyRepr([[first.drug.name]]),
