@@ -166,7 +166,11 @@ export async function composeGateway(opts: ComposeGatewayOptions): Promise<Compo
     ),
     fhirReadinessCheck(
       config,
-      opts.fhir ? { injected: true } : backend.fhirServer ? { embedded: backend.fhirServer } : { external: true, capabilities },
+      opts.fhir
+        ? { injected: true }
+        : backend.fhirServer
+          ? { embedded: backend.fhirServer }
+          : { external: true, capabilities, auth: smart?.auth },
     ),
     ...(shared ? [shared.readiness] : []),
   ];

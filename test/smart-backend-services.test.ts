@@ -199,6 +199,20 @@ describe('FHIR_AUTH=smart-backend at boot', () => {
     expect(lines.join('')).not.toMatch(/eyJ|PRIVATE KEY/);
   });
 
+  it('GET /ready probes the FHIR server with the token, and reads its CapabilityStatement there', async () => {
+    const server = await startServer({ ...env({}), HOST: '127.0.0.1', PORT: '0', METRICS: 'false', API_KEYS: '' });
+    try {
+      const before = servers.tokenRequests();
+      const res = await fetch(`${server.baseUrl}/ready`);
+      const body = (await res.json()) as { components: Record<string, { status: string; detail: string }> };
+      // This resource server answers 401 to /metadata without a token: the probe must carry one (the cached one).
+      expect(body.components.fhir).toMatchObject({ status: 'ok', detail: expect.stringMatching(/^GET \/metadata answered 200/) });
+      expect(servers.tokenRequests()).toBe(before);
+    } finally {
+      await server.close();
+    }
+  });
+
   it('a bad key file, an unknown client or an unreachable endpoint stop it with one line naming the variable', async () => {
     const notAKey = path.join(dir, 'not-a-key.pem');
     await writeFile(notAKey, 'hello');

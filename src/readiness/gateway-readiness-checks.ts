@@ -1,6 +1,7 @@
 // The gateway's readiness checks, from its configuration: the upstream answers GET /models (or the in-process model
 // is loaded), and the FHIR server answers GET /metadata (the embedded one in process). What was injected instead
 // (a test's model or FHIR client) cannot be probed, and says so.
+import type { FhirAuth } from '../fhir-client/smart/fhir-auth.ts';
 import type { EmbeddedFhirServer } from '../fhir-server/embedded-fhir-server.ts';
 import { probeHttp } from './probe-http.ts';
 import type { ReadinessCheck } from './readiness-check.ts';
@@ -52,7 +53,11 @@ export interface CapabilityRefresh {
 
 export function fhirReadinessCheck(
   config: { FHIR_BASE_URL?: string; FHIR_AUTH_HEADER?: string },
-  fhir: { embedded: EmbeddedFhirServer } | { injected: true } | { external: true; capabilities?: CapabilityRefresh },
+  fhir:
+    | { embedded: EmbeddedFhirServer }
+    | { injected: true }
+    /** `auth`: the tools' token source (FHIR_AUTH=smart-backend), whose token the probe carries too. */
+    | { external: true; capabilities?: CapabilityRefresh; auth?: FhirAuth },
   fetchFn?: typeof fetch,
 ): ReadinessCheck {
   const accept = { accept: 'application/fhir+json' };
@@ -66,11 +71,27 @@ export function fhirReadinessCheck(
     };
   }
   const url = under(config.FHIR_BASE_URL!, 'metadata');
-  const headers = config.FHIR_AUTH_HEADER ? { ...accept, authorization: config.FHIR_AUTH_HEADER } : accept;
-  const refresh = 'external' in fhir ? fhir.capabilities : undefined;
+  const { capabilities: refresh, auth } = fhir;
   return {
     name: 'fhir',
-    check: (signal) =>
-      probeHttp({ url, headers, fetch: fetchFn, what: 'GET /metadata', read: refresh?.due() ? refresh.accept : undefined }, signal),
+    async check(signal) {
+      // A server behind SMART may want a token for /metadata too: the tools' own (cached, shared), never a second one.
+      let authorization = config.FHIR_AUTH_HEADER;
+      if (auth) {
+        try {
+          authorization = await auth.authorization(signal);
+        } catch (err) {
+          return { status: 'failing', detail: `no token for GET /metadata: ${(err as Error).message}` };
+        }
+      }
+      const headers = authorization ? { ...accept, authorization } : accept;
+      const result = await probeHttp(
+        { url, headers, fetch: fetchFn, what: 'GET /metadata', read: refresh?.due() ? refresh.accept : undefined },
+        signal,
+      );
+      // A token the server no longer takes is fetched again for the next probe (and the next tool call).
+      if (auth && authorization && result.detail.endsWith('HTTP 401')) auth.invalidate(authorization);
+      return result;
+    },
   };
 }
