@@ -200,14 +200,20 @@ describe('FHIR_AUTH=smart-backend at boot', () => {
   });
 
   it('GET /ready probes the FHIR server with the token, and reads its CapabilityStatement there', async () => {
-    const server = await startServer({ ...env({}), HOST: '127.0.0.1', PORT: '0', METRICS: 'false', API_KEYS: '' });
+    const server = await startServer({ ...env({}), HOST: '127.0.0.1', PORT: '0', METRICS: 'false', API_KEYS: '', READY_CACHE_MS: '0' });
+    const fhirReport = async () =>
+      ((await (await fetch(`${server.baseUrl}/ready`)).json()) as { components: Record<string, { status: string; detail: string }> })
+        .components.fhir;
     try {
       const before = servers.tokenRequests();
-      const res = await fetch(`${server.baseUrl}/ready`);
-      const body = (await res.json()) as { components: Record<string, { status: string; detail: string }> };
       // This resource server answers 401 to /metadata without a token: the probe must carry one (the cached one).
-      expect(body.components.fhir).toMatchObject({ status: 'ok', detail: expect.stringMatching(/^GET \/metadata answered 200/) });
+      expect(await fhirReport()).toMatchObject({ status: 'ok', detail: expect.stringMatching(/^GET \/metadata answered 200/) });
       expect(servers.tokenRequests()).toBe(before);
+      // A token the server stops taking: that probe fails, and the next one fetches a new token and passes.
+      servers.expireTokensSeen();
+      expect(await fhirReport()).toMatchObject({ status: 'failing', detail: 'GET /metadata answered HTTP 401' });
+      expect(await fhirReport()).toMatchObject({ status: 'ok' });
+      expect(servers.tokenRequests()).toBe(before + 1);
     } finally {
       await server.close();
     }

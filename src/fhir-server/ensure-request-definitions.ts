@@ -4,20 +4,21 @@
 // whose types were indexed when they were filed. Anything else may reach any type (a batch or transaction, a
 // system-level search or history, $graphql's schema, an operation, a body with contained resources), so it gets
 // every type: once per process, about 0.6 s.
-import { ensureFhirDefinitions, ensureFhirTypes } from '../fhir/fhir-definitions.ts';
+import { ensureFhirDefinitions, ensureFhirTypes, ensureFhirTypesOf } from '../fhir/fhir-definitions.ts';
 import type { FhirRequestTarget } from './fhir-request-target.ts';
 
 export function ensureRequestDefinitions(target: FhirRequestTarget, body: unknown): void {
   const [type, ...rest] = target.segments;
   if (type === 'metadata' && rest.length === 0) return; // built from the search parameters, indexed at boot
   const bodyType = typeof body === 'object' && body !== null ? (body as { resourceType?: unknown }).resourceType : undefined;
-  const plain =
+  const typeLevel =
     type !== undefined &&
     /^[A-Z]/.test(type) &&
     !rest.some((segment) => segment.startsWith('$')) &&
     !target.pairs.some(([name]) => name === '_type') &&
-    (bodyType === undefined ||
-      (typeof bodyType === 'string' && bodyType !== 'Bundle' && bodyType !== 'Parameters' && !('contained' in (body as object))));
-  if (!plain) return ensureFhirDefinitions();
-  ensureFhirTypes(typeof bodyType === 'string' ? [type, bodyType] : [type]);
+    (bodyType === undefined || typeof bodyType === 'string');
+  if (!typeLevel) return ensureFhirDefinitions();
+  ensureFhirTypes([type]);
+  // The resource in the body, and any it holds (what the store's put and the validator will read too).
+  if (bodyType !== undefined) ensureFhirTypesOf(body as { resourceType: string });
 }

@@ -7,7 +7,7 @@ import { deepFreeze } from './deep-freeze.ts';
 import { executeSearch } from './execute-search.ts';
 import { parseSearchQuery } from './parse-search-query.ts';
 import type { ResourceStore } from './resource-store.ts';
-import { isKnownResourceType } from './store-repository.ts';
+import { isFhirResourceType } from '../fhir/fhir-definitions.ts';
 
 export interface LoadBundlesOptions {
   now: () => Date;
@@ -92,7 +92,7 @@ export function createBundleLoader(store: ResourceStore, opts: LoadBundlesOption
       }
       if (method === 'GET' || method === 'HEAD') return;
       const resource = entry.resource;
-      if (!resource || !isKnownResourceType(resource.resourceType)) {
+      if (!resource || !isFhirResourceType(resource.resourceType)) {
         throw new Error(`bundle entry ${index}: not a FHIR resource (${resource?.resourceType ?? 'none'})`);
       }
       const existing = entry.request?.ifNoneExist ? searchOne(store, resource.resourceType, entry.request.ifNoneExist) : undefined;

@@ -42,8 +42,7 @@ function parseEverythingQuery(query: Query, limits: SearchLimits) {
   const typeList = single(query, '_type')
     ?.split(',')
     .map((t) => t.trim());
-  for (const t of typeList ?? [])
-    if (!/^[A-Z][A-Za-z]+$/.test(t) || !isFhirResourceType(t)) fail(`Unknown resource type '${t}' in _type`, '_type');
+  for (const t of typeList ?? []) if (!isFhirResourceType(t)) fail(`Unknown resource type '${t}' in _type`, '_type');
   return {
     count: Math.min(int('_count', limits.defaultPageSize), limits.maxPageSize),
     offset: int('_offset', 0),

@@ -6,7 +6,7 @@
 import { badRequest, OperationOutcomeError } from '@medplum/core';
 import { searchBodyPairs } from '../fhir/search-body-pairs.ts';
 import { parseSearchQuery, splitSearchValues, type SearchLimits } from './parse-search-query.ts';
-import { isKnownResourceType } from './store-repository.ts';
+import { isFhirResourceType } from '../fhir/fhir-definitions.ts';
 
 export interface SearchInput {
   method: string;
@@ -50,7 +50,7 @@ function toRecord(pairs: Array<[string, string]>): Record<string, string | strin
 export function prepareSearchRequest<R extends SearchInput>(req: R, limits: SearchLimits): R {
   const q = req.url.indexOf('?');
   const match = TYPE_SEARCH.exec(q < 0 ? req.url : req.url.slice(0, q));
-  if (!match || !isKnownResourceType(match[1])) return req;
+  if (!match || !isFhirResourceType(match[1])) return req;
   const [, resourceType, post] = match;
   if (req.method !== (post ? 'POST' : 'GET')) return req;
   const pairs: Array<[string, string]> = [...new URLSearchParams(q < 0 ? '' : req.url.slice(q + 1))];

@@ -179,9 +179,9 @@ export class ResourceStore {
    * while it finishes (a lookup before then builds its table's index at once). A table written meanwhile is
    * indexed again from the start.
    */
-  async buildIndexes(o: { signal?: AbortSignal } = {}): Promise<void> {
+  async buildIndexes(): Promise<void> {
     for (const table of new Set(this.tables.values())) {
-      while (!table.indexed && !o.signal?.aborted) {
+      while (!table.indexed) {
         const version = table.version;
         const index = new Map<string, Map<string, Set<string>>>();
         let n = 0;
@@ -190,7 +190,7 @@ export class ResourceStore {
           fileUnder(index, resource);
           if (++n % SLICE === 0) {
             await yieldToLoop();
-            if (table.version !== version || table.indexed || o.signal?.aborted) {
+            if (table.version !== version || table.indexed) {
               changed = true;
               break;
             }

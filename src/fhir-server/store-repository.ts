@@ -62,10 +62,6 @@ function sortKeys(value: unknown): unknown {
   );
 }
 
-export function isKnownResourceType(resourceType: string): boolean {
-  return /^[A-Z][A-Za-z]+$/.test(resourceType) && isFhirResourceType(resourceType);
-}
-
 export class StoreRepository extends FhirRepository<undefined> {
   private undo: Array<{ resourceType: string; id: string; previous?: Stored }> | undefined;
   private depth = 0;
@@ -237,7 +233,7 @@ export class StoreRepository extends FhirRepository<undefined> {
 
   /** Every search: HTTP and batch entries through FhirRouter, If-None-Exist, conditional references. */
   async search<T extends Resource>(searchRequest: SearchRequest<T>): Promise<Bundle<WithId<T>>> {
-    if (!isKnownResourceType(searchRequest.resourceType)) throw new OperationOutcomeError(notFound);
+    if (!isFhirResourceType(searchRequest.resourceType)) throw new OperationOutcomeError(notFound);
     // A batch runs its searches back to back on promises alone; a turn of the event loop before each keeps the
     // server answering others (/health) while a large batch runs.
     await yieldToLoop();

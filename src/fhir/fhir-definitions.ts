@@ -38,7 +38,7 @@ function ensureBase(): ResourceDefinitions {
   return (definitions = opened);
 }
 
-/** Whether `name` is a FHIR R4 resource type (as Medplum's isResourceType, without indexing it). */
+/** Whether `name` is a FHIR R4 resource type (as Medplum's isResourceType, without indexing it): the one check. */
 export function isFhirResourceType(name: string): boolean {
   ensureBase();
   return indexed.has(name);

@@ -51,6 +51,9 @@ const RESOURCES_INDEX = 'profiles-resources.index.json';
 
 const pathIn = (dir, file) => join(dir instanceof URL ? fileURLToPath(dir) : dir, file);
 
+/** `o.dir`, else where the build puts the copies; null means the package's own files. */
+const dirOf = (o) => (o.dir === undefined ? PRUNED_DIR : o.dir);
+
 /**
  * Writes the pruned copies into `dir` (a file URL or path; the build passes dist/fhir-definitions/). The resources
  * bundle is written an entry per line, with an index of each StructureDefinition entry's byte range: a server
@@ -87,7 +90,7 @@ export function writePrunedStructureDefinitions(dir) {
  * are in `dir` (as readStructureDefinitionBundles), else from the package's own bundle, parsed whole once.
  */
 export function openResourceDefinitions(o = {}) {
-  const dir = o.dir === undefined ? PRUNED_DIR : o.dir;
+  const dir = dirOf(o);
   const indexPath = dir === null ? undefined : pathIn(dir, RESOURCES_INDEX);
   if (indexPath && existsSync(indexPath)) {
     const index = new Map(JSON.parse(readFileSync(indexPath, 'utf8')).map((e) => [e.type, e]));
@@ -123,7 +126,7 @@ export function openResourceDefinitions(o = {}) {
  * `types: true` reads the data types' bundle only.
  */
 export function readStructureDefinitionBundles(o = {}) {
-  const dir = o.dir === undefined ? PRUNED_DIR : o.dir;
+  const dir = dirOf(o);
   return STRUCTURE_DEFINITION_FILES.slice(0, o.types ? 1 : undefined).map((file) => {
     const pruned = dir === null ? undefined : pathIn(dir, file);
     return pruned && existsSync(pruned) ? JSON.parse(readFileSync(pruned, 'utf8')) : readJson(`fhir/r4/${file}`);

@@ -85,13 +85,18 @@ export function fhirReadinessCheck(
         }
       }
       const headers = authorization ? { ...accept, authorization } : accept;
-      const result = await probeHttp(
-        { url, headers, fetch: fetchFn, what: 'GET /metadata', read: refresh?.due() ? refresh.accept : undefined },
+      return probeHttp(
+        {
+          url,
+          headers,
+          fetch: fetchFn,
+          what: 'GET /metadata',
+          read: refresh?.due() ? refresh.accept : undefined,
+          // A token the server no longer takes is fetched again for the next probe (and the next tool call).
+          onStatus: (status) => void (auth && authorization && status === 401 && auth.invalidate(authorization)),
+        },
         signal,
       );
-      // A token the server no longer takes is fetched again for the next probe (and the next tool call).
-      if (auth && authorization && result.detail.endsWith('HTTP 401')) auth.invalidate(authorization);
-      return result;
     },
   };
 }

@@ -12,11 +12,14 @@ export interface HttpProbeOptions {
   what: string;
   /** Reads a 2xx answer's JSON body (else it is discarded); what it returns is added to the detail. */
   read?: (body: unknown) => string;
+  /** Told the HTTP status of any answer (a token source forgets a token the server refused). */
+  onStatus?: (status: number) => void;
 }
 
 export async function probeHttp(o: HttpProbeOptions, signal: AbortSignal): ReturnType<ReadinessCheck['check']> {
   try {
     const res = await (o.fetch ?? fetch)(o.url, { headers: o.headers, signal, redirect: 'manual' });
+    o.onStatus?.(res.status);
     const ok = res.status >= 200 && res.status < 300;
     if (ok && o.read) {
       const body: unknown = await res.json().catch(() => undefined);
