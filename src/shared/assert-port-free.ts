@@ -1,6 +1,7 @@
 // Fails fast when the gateway's port is taken, before the slow part of boot (seeding the embedded FHIR server,
 // loading a model) rather than after it. The port may still be taken between this check and listen(); that
-// listen() error maps to the same PortInUseError.
+// listen() error maps to the same PortInUseError. The probe holds the port for an instant, so a client polling the
+// bare TCP port can see it open once and then refused until the real listen: wait on GET /health, not on the port.
 import { createServer } from 'node:net';
 
 export class PortInUseError extends Error {

@@ -1,6 +1,6 @@
 // Runs the bash commands of the README and the docs pages as a reader would paste them, one command at a time.
 // The pages' ports (8080, 8282, …) are mapped to free ones, so the suite never needs a fixed port. Servers
-// (`npm start`, or any command ending in `&`) are started, waited for (the port answers; `npm start` also
+// (`npm start`, or any command ending in `&`) are started, waited for (the port answers; for `npm start`,
 // `GET /health` 200) and kept until the session closes, so the commands after them in the section can use them.
 // `npm ci` (alone or before `&&`) is what CI ran just before the suite (it would replace node_modules under the
 // running tests), and `npm ci && npm test` is checked to be exactly CI's own line rather than run inside itself.
@@ -34,11 +34,20 @@ export function mapPorts(text: string, ports: ReadonlyMap<number, number>): stri
 const portOpen = (port: number) =>
   new Promise<boolean>((resolve) => {
     const socket = connect({ port, host: '127.0.0.1' }, () => {
+      // A connection from the port to itself (TCP simultaneous open, possible in the ephemeral range) is no server.
+      const self = socket.localPort === port;
       socket.destroy();
-      resolve(true);
+      resolve(!self);
     });
     socket.once('error', () => resolve(false));
   });
+
+/** GET /health answered 200; a refused or reset connection is "not yet". */
+const healthy = (port: number) =>
+  fetch(`http://127.0.0.1:${port}/health`).then(
+    (r) => r.status === 200,
+    () => false,
+  );
 
 const tail = (s: string) => s.split('\n').slice(-25).join('\n');
 
@@ -107,14 +116,13 @@ export class ReadmeShell {
     const server: StartedServer = { command: cmd, readmePort, port, child, output: () => out };
     this.servers.push(server);
     const deadline = Date.now() + this.o.timeoutMs;
-    while (!(await portOpen(port))) {
-      if (child.exitCode !== null) throw new Error(`\`${cmd}\` exited ${child.exitCode} before listening\n${tail(out)}`);
-      if (Date.now() > deadline) throw new Error(`\`${cmd}\` did not listen on ${port} in time\n${tail(out)}`);
+    // The gateway binds its port for an instant before the slow part of boot (assertPortFree's probe), so an open
+    // port is not yet a server: `npm start` is ready when GET /health answers 200, which is polled the same way.
+    const ready = npmStart ? () => healthy(port) : () => portOpen(port);
+    while (!(await ready())) {
+      if (child.exitCode !== null) throw new Error(`\`${cmd}\` exited ${child.exitCode} before it was ready\n${tail(out)}`);
+      if (Date.now() > deadline) throw new Error(`\`${cmd}\` was not ready on ${port} in time\n${tail(out)}`);
       await new Promise((r) => setTimeout(r, 200));
-    }
-    if (npmStart) {
-      const health = await fetch(`http://127.0.0.1:${port}/health`);
-      if (health.status !== 200) throw new Error(`\`${cmd}\`: GET /health answered ${health.status}`);
     }
     return { stdout: out, stderr: '' };
   }
