@@ -179,6 +179,34 @@ describe('createMedplumFhirClient', () => {
     expect(seen).toHaveLength(1);
   });
 
+  it("starts at a page it returned, reports where each page began, and refuses a start off this server's FHIR base", async () => {
+    handler = (r) =>
+      r.url.includes('_page=3')
+        ? { body: bundle(['e'], undefined, 5) }
+        : r.url.includes('_page=2')
+          ? { body: bundle(['c', 'd'], `${base}/Patient?_page=3`, 5) }
+          : { body: bundle(['a', 'b'], `${base}/Patient?_page=2`, 5) };
+    const first = await client().searchResources('Patient', {}, { maxResults: 2 });
+    expect(first.pageStarts).toEqual([
+      { url: `${base}/Patient`, index: 0 },
+      { url: `${base}/Patient?_page=2`, index: 2 },
+    ]);
+    const rest = await client().searchResources('Patient', {}, { startAt: first.pageStarts![1].url, maxResults: 10 });
+    expect(rest.resources.map((r) => r.id)).toEqual(['c', 'd', 'e']);
+    // The total counts the matches before this page too: only the links say nothing more remains.
+    expect(rest).toMatchObject({ total: 5, truncated: false, pages: 2 });
+    seen = [];
+    // Spelled the ways an attacker would: another host, a path that climbs out of the base, a scheme-relative URL.
+    for (const startAt of [
+      'http://other.invalid/fhir/Patient',
+      `${base}/../admin/Patient`,
+      '//other.invalid/fhir/Patient',
+      `${base}x/Patient`,
+    ])
+      await expect(client().searchResources('Patient', {}, { startAt }), startAt).rejects.toMatchObject({ status: 502 });
+    expect(seen).toEqual([]);
+  });
+
   it('encodes search values so they cannot add parameters', async () => {
     handler = () => ({ body: bundle([]) });
     await client().searchResources('Patient', { name: 'x&_id=y', birthdate: ['ge2000-01-01', 'le2001-01-01'], skip: undefined });

@@ -8,6 +8,10 @@ import { embeddedFhirPlugin } from '../src/fhir-server/embedded-fhir-plugin.ts';
 import { createEmbeddedFhirServer } from '../src/fhir-server/embedded-fhir-server.ts';
 import type { FhirClient } from '../src/fhir-client/fhir-client.ts';
 import { createMedplumFhirClient } from '../src/fhir-client/medplum-fhir-client.ts';
+import type { AuditTrail } from '../src/audit/audit-trail.ts';
+import type { KeyAccess } from '../src/auth/key-access.ts';
+import { createScopedFhirClient } from '../src/auth/scoped-fhir-client.ts';
+import { scopeGrantSchema } from '../src/auth/smart-scope.ts';
 import { executeTool } from '../tools/index.ts';
 import { estimateTokens, fitToBudget } from '../tools/tool-result-budget.ts';
 import type { ToolContext } from '../tools/tool.ts';
@@ -32,7 +36,20 @@ const newestFirst = () =>
     .map((o) => o.id);
 
 let fhir: FhirClient;
+let base = '';
 let close: () => Promise<void>;
+/** Search matches the server sent (Bundle entries of mode "match"), for the cost of a walk. */
+let transferred = 0;
+/** Answers 410 Gone to any page after the first, as a server whose paging cache expired does. */
+let expirePages = false;
+const countingFetch: typeof fetch = async (input, init) => {
+  const url = String(input instanceof Request ? input.url : input);
+  if (expirePages && /[?&]_offset=/.test(url)) return new Response('{"resourceType":"OperationOutcome","issue":[]}', { status: 410 });
+  const response = await fetch(input, init);
+  const body = (await response.clone().json()) as Bundle;
+  transferred += (body.entry ?? []).filter((e) => e.search?.mode !== 'include').length;
+  return response;
+};
 beforeAll(async () => {
   const server = await createEmbeddedFhirServer();
   const bundle: Bundle = {
@@ -47,7 +64,8 @@ beforeAll(async () => {
   const app = Fastify({ forceCloseConnections: true });
   await app.register(embeddedFhirPlugin, { server, prefix: '/fhir' });
   const address = await app.listen({ port: 0, host: '127.0.0.1' });
-  fhir = createMedplumFhirClient({ baseUrl: `${address}/fhir`, retries: 0 });
+  base = `${address}/fhir`;
+  fhir = createMedplumFhirClient({ baseUrl: base, retries: 0, fetch: countingFetch });
   close = () => app.close();
 }, 60_000);
 afterAll(() => close?.());
@@ -77,7 +95,9 @@ describe('tool result budget', () => {
     expect(page.note).toMatch(new RegExp(`${100 - page.returned} more of this page did not fit the 2000-token budget`));
     expect(page.results.map((r) => r.id)).toEqual(newestFirst().slice(0, page.returned));
     expect(page.continuation).toEqual(expect.any(String));
-    console.warn(`[budget] default 2000-token budget: ${page.returned} of 100 observation summaries fit`);
+    console.warn(
+      `[budget] default 2000-token budget: ${page.returned} of 100 observation summaries fit; handle ${page.continuation!.length} chars`,
+    );
     // A smaller budget keeps fewer; the model's own tokenizer is used when there is one.
     const tight = await call({ patient: PATIENT, count: 100 }, { resultMaxTokens: 600 });
     expect(tight.returned).toBeLessThan(page.returned);
@@ -85,12 +105,14 @@ describe('tool result budget', () => {
     expect(counted.returned).toBeLessThan(page.returned);
   });
 
-  it('walking the continuations returns every observation once, newest first', async () => {
+  /** Every continuation followed; `caller(i)` is who makes call i. */
+  async function walk(budget: number, caller: (i: number) => string = () => 'k1') {
     const ids: string[] = [];
     let args: object = { patient: PATIENT, count: 100 };
     let calls = 0;
+    transferred = 0;
     for (;;) {
-      const page = await call(args, { resultMaxTokens: 8000 });
+      const page = await call(args, { resultMaxTokens: budget, callerScope: caller(calls) });
       calls++;
       ids.push(...page.results.map((r) => r.id));
       if (!page.continuation) break;
@@ -99,12 +121,80 @@ describe('tool result budget', () => {
     expect(ids).toHaveLength(N);
     expect(new Set(ids).size).toBe(N);
     expect(ids).toEqual(newestFirst());
+    return { calls, transferred };
+  }
+
+  it('walking the continuations returns every observation once, newest first', async () => {
+    const { calls } = await walk(8000);
     console.warn(`[budget] ${N} observations walked in ${calls} calls of at most 8000 tokens each`);
   }, 120_000);
+
+  it("a walk resumes at the server's page, so its cost grows with the matches, not with their square", async () => {
+    const sealed = await walk(2000);
+    // Another caller each time: the seal fails, so every call searches again from the first match.
+    const unsealed = await walk(2000, (i) => `k${i}`);
+    expect(unsealed.calls).toBe(sealed.calls);
+    // At most two pages of 100 a call, against skip + count from the start.
+    expect(sealed.transferred).toBeLessThanOrEqual(200 * sealed.calls);
+    expect(unsealed.transferred).toBeGreaterThan(5 * sealed.transferred);
+    console.warn(
+      `[budget] ${N} observations in ${sealed.calls} calls of 2000 tokens: ${sealed.transferred} matches sent by the server ` +
+        `with the cursor, ${unsealed.transferred} without (${(unsealed.transferred / sealed.transferred).toFixed(1)}×)`,
+    );
+  }, 300_000);
+
+  it('a forged cursor is not followed, and an expired one falls back to the arguments', async () => {
+    const first = await call({ patient: PATIENT, count: 50 }, { callerScope: 'k1' });
+    const handle = JSON.parse(Buffer.from(first.continuation!, 'base64url').toString('utf8'));
+    expect(handle.cursor.url).toContain(`${base}/Observation`);
+    // The seal kept, the URL changed to another patient's observations: the cursor is dropped, the arguments rule.
+    const forgedUrl = `${base}/Observation?patient=someone-else&_count=50`;
+    const forged = Buffer.from(JSON.stringify({ ...handle, cursor: { ...handle.cursor, url: forgedUrl } })).toString('base64url');
+    const traces: string[] = [];
+    const next = await call({ patient: PATIENT, continuation: forged }, { callerScope: 'k1', onTrace: (t) => traces.push(t.url) });
+    expect(traces).not.toContain(forgedUrl);
+    expect(next.results.map((r) => r.id)).toEqual(newestFirst().slice(first.returned, first.returned + next.returned));
+    // The server's paging cache is gone (410): the same page, searched from the arguments.
+    expirePages = true;
+    try {
+      const second = await call({ patient: PATIENT, continuation: next.continuation }, { callerScope: 'k1' });
+      const shown = first.returned + next.returned;
+      expect(second.results.map((r) => r.id)).toEqual(newestFirst().slice(shown, shown + second.returned));
+    } finally {
+      expirePages = false;
+    }
+  });
 
   it('refuses a continuation it did not make', async () => {
     const result = await executeTool('search_observations', JSON.stringify({ patient: PATIENT, continuation: 'bm90LWEtaGFuZGxl' }), ctx());
     expect(result).toMatchObject({ ok: false, error: { code: 'invalid_arguments', message: expect.stringMatching(/continuation/) } });
+  });
+});
+
+describe('continuations under keys', () => {
+  const key = (id: string, patient: string): KeyAccess => {
+    const { scopes, flags } = scopeGrantSchema.parse('patient/*.rs');
+    return { id, scopes, flags, patients: new Set([patient]), audited: true };
+  };
+  const audit = { record: async () => {} } as unknown as AuditTrail;
+  const asKey = (access: KeyAccess) => ({
+    fhir: createScopedFhirClient({ fhir, access, audit, tool: 'search_observations' }),
+    callerScope: access.id,
+  });
+
+  it("another key cannot use a key's continuation: its scopes are checked on the arguments before anything is sent", async () => {
+    const own = asKey(key('ka', PATIENT));
+    const first = await call({ patient: PATIENT, count: 50 }, own);
+    const next = await call({ patient: PATIENT, continuation: first.continuation }, own);
+    expect(next.results[0].id).toBe(newestFirst()[first.returned]);
+    const traces: string[] = [];
+    const result = await executeTool(
+      'search_observations',
+      JSON.stringify({ patient: 'budget-p2', continuation: first.continuation }),
+      ctx({ ...asKey(key('kb', 'budget-p2')), onTrace: (t) => traces.push(t.url) }),
+    );
+    expect(result).toMatchObject({ ok: false, error: { code: 'forbidden' } });
+    expect(traces).toEqual([]);
   });
 });
 

@@ -1,25 +1,66 @@
 // A continuation handle: what a search tool hands back when it showed fewer matches than there are, and takes
 // again for the next ones. It is the call's own arguments plus how many matches came before, base64url-encoded;
-// nothing secret, and the arguments are checked by the tool's schema again when it comes back.
+// the arguments are checked by the tool's schema (and the caller's scopes) again when it comes back, so a handle
+// can ask for nothing its arguments could not. It may also carry the server's own cursor (the URL of the page
+// where the next match sits), so a long walk costs each page once instead of searching from the start every time.
+// A URL is the one thing the arguments cannot vouch for, so it is sealed: an HMAC over the whole handle and the
+// caller, under a key this process drew at start. A handle whose seal fails (forged, another caller's, made before a
+// restart or by another replica) still resumes, from the arguments alone.
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
+
+const cursorSchema = z.object({
+  /** A page of the earlier search, as the FHIR client returned it (`pageStarts`). */
+  url: z.string().max(3000),
+  /** How many of that page's matches came before the next one to show. */
+  offset: z.int().min(0).max(1_000_000),
+  /** The search's total, for servers that report it on the first page only. */
+  total: z.int().min(0).optional(),
+});
+export type SearchCursor = z.infer<typeof cursorSchema>;
 
 const handleSchema = z.object({
   v: z.literal(1),
   tool: z.string(),
   args: z.record(z.string(), z.unknown()),
   skip: z.int().min(0).max(1_000_000),
+  cursor: cursorSchema.optional(),
+  seal: z.string().optional(),
 });
-export type ContinuationHandle = z.infer<typeof handleSchema>;
+export type ContinuationHandle = Omit<z.infer<typeof handleSchema>, 'v' | 'seal'>;
 
-export function encodeContinuation(h: Omit<ContinuationHandle, 'v'>): string {
-  return Buffer.from(JSON.stringify({ v: 1, ...h })).toString('base64url');
+/** The longest handle a tool accepts back; a cursor that would make it longer is left out. */
+export const MAX_HANDLE_CHARS = 4000;
+
+const KEY = randomBytes(32);
+
+function sealOf(h: ContinuationHandle, caller: string): Buffer {
+  const { tool, args, skip, cursor } = h;
+  return createHmac('sha256', KEY)
+    .update(JSON.stringify([caller, tool, args, skip, cursor]))
+    .digest();
 }
 
-/** The handle, or undefined when it is not one this tool made. */
-export function decodeContinuation(text: string, tool: string): ContinuationHandle | undefined {
+const encode = (value: object) => Buffer.from(JSON.stringify({ v: 1, ...value })).toString('base64url');
+
+/** The handle for `caller` (who the tools run for: the key and its grant); the cursor is dropped if it does not fit. */
+export function encodeContinuation(h: ContinuationHandle, caller = ''): string {
+  const plain = { tool: h.tool, args: h.args, skip: h.skip };
+  if (!h.cursor) return encode(plain);
+  const sealed = encode({ ...plain, cursor: h.cursor, seal: sealOf(h, caller).toString('base64url') });
+  return sealed.length <= MAX_HANDLE_CHARS ? sealed : encode(plain);
+}
+
+/** The handle, or undefined when it is not one this tool made; a cursor only when its seal holds for `caller`. */
+export function decodeContinuation(text: string, tool: string, caller = ''): ContinuationHandle | undefined {
   try {
     const parsed = handleSchema.safeParse(JSON.parse(Buffer.from(text, 'base64url').toString('utf8')));
-    return parsed.success && parsed.data.tool === tool ? parsed.data : undefined;
+    if (!parsed.success || parsed.data.tool !== tool) return undefined;
+    const { v: _v, seal, cursor, ...rest } = parsed.data;
+    if (!cursor || !seal) return rest;
+    const given = Buffer.from(seal, 'base64url');
+    const expected = sealOf({ ...rest, cursor }, caller);
+    return given.length === expected.length && timingSafeEqual(given, expected) ? { ...rest, cursor } : rest;
   } catch {
     return undefined;
   }

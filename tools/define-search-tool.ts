@@ -3,8 +3,8 @@
 // live here once.
 import type { Resource } from '@medplum/fhirtypes';
 import { z } from 'zod';
-import type { SearchParams, SearchResult } from '../src/fhir-client/fhir-client.ts';
-import { decodeContinuation, encodeContinuation } from './continuation-handle.ts';
+import { FhirError, type SearchParams, type SearchResult } from '../src/fhir-client/fhir-client.ts';
+import { decodeContinuation, encodeContinuation, MAX_HANDLE_CHARS, type SearchCursor } from './continuation-handle.ts';
 import { referenceNames, type ReferenceNames } from './reference-names.ts';
 import { searchByDrugName } from './search-by-drug-name.ts';
 import { declaredParams } from './search-capabilities.ts';
@@ -22,7 +22,7 @@ const continuationField = () =>
   z
     .string()
     .min(1)
-    .max(4000)
+    .max(MAX_HANDLE_CHARS)
     .describe(
       'The "continuation" of a previous result of this tool, for the matches after those it showed (its other arguments are reused)',
     )
@@ -62,13 +62,15 @@ export function defineSearchTool<S extends z.ZodObject>(def: SearchToolDef<S>): 
     async execute(given, ctx) {
       let input = given as z.infer<S> & SearchInput;
       let skip = 0;
+      let cursor: SearchCursor | undefined;
       if (input.continuation) {
-        const handle = decodeContinuation(input.continuation, def.name);
+        const handle = decodeContinuation(input.continuation, def.name, ctx.callerScope);
         const args = handle && def.inputSchema.safeParse(handle.args);
         if (!handle || !args?.success)
           return toolFailure('invalid_arguments', `"continuation" is not one ${def.name} returned; leave it out to start again`);
         input = args.data as z.infer<S> & SearchInput;
         skip = handle.skip;
+        cursor = handle.cursor;
       }
       const { count, raw } = input;
       const nameText = def.nameFilter?.text(input);
@@ -81,6 +83,8 @@ export function defineSearchTool<S extends z.ZodObject>(def: SearchToolDef<S>): 
         let found: SearchResult;
         let names: ReferenceNames | undefined;
         let note: string | undefined;
+        /** The absolute position of found.resources[0] among all matches. */
+        let base = 0;
         if (nameText && def.nameFilter) {
           ({
             result: found,
@@ -99,21 +103,31 @@ export function defineSearchTool<S extends z.ZodObject>(def: SearchToolDef<S>): 
             ctx,
           ));
         } else {
-          found = await ctx.fhir.searchResources<Resource>(
-            def.resourceType,
-            {
-              ...params,
-              ...(def.include ? { _include: def.include } : {}),
-              ...(def.iterate ? { '_include:iterate': def.iterate } : {}),
-              _count: Math.min(MAX_PAGE, skip + count),
-              _total: 'accurate',
-            },
-            { signal: ctx.signal, onTrace: ctx.onTrace, maxResults: skip + count },
-          );
+          const search = (startAt?: string, maxResults = skip + count) =>
+            ctx.fhir.searchResources<Resource>(
+              def.resourceType,
+              {
+                ...params,
+                ...(def.include ? { _include: def.include } : {}),
+                ...(def.iterate ? { '_include:iterate': def.iterate } : {}),
+                // Pages of `count` on a first call, so the server's cursor lands near where a later call resumes.
+                _count: Math.min(MAX_PAGE, skip + count),
+                _total: 'accurate',
+              },
+              { signal: ctx.signal, onTrace: ctx.onTrace, maxResults, ...(startAt ? { startAt } : {}) },
+            );
+          const c = cursor;
+          const resumed = c ? await resumeAt(() => search(c.url, c.offset + count)) : undefined;
+          if (resumed && c) {
+            found = { ...resumed, total: resumed.total ?? c.total };
+            base = skip - c.offset;
+          } else found = await search();
         }
-        const page = found.resources.slice(skip, skip + count);
-        const more = found.resources.length > skip + count || found.truncated;
+        const from = skip - base;
+        const page = found.resources.slice(from, from + count);
+        const more = found.resources.length > from + count || found.truncated;
         const pageResult = { ...found, resources: page, truncated: more };
+        const cursorAt = (next: number) => (nameText ? undefined : cursorFor(found, base, next));
         if (!raw && def.nameReferences && !names) names = await referenceNames(pageResult, def.nameReferences, ctx);
         const budget = ctx.resultMaxTokens ?? DEFAULT_RESULT_MAX_TOKENS;
         const build = (k: number): SearchContent => {
@@ -122,7 +136,12 @@ export function defineSearchTool<S extends z.ZodObject>(def: SearchToolDef<S>): 
             { raw, max: maxCount, names, offset: skip },
           );
           const next =
-            more || k < page.length ? encodeContinuation({ tool: def.name, args: withoutContinuation(input), skip: skip + k }) : undefined;
+            more || k < page.length
+              ? encodeContinuation(
+                  { tool: def.name, args: withoutContinuation(input), skip: skip + k, cursor: cursorAt(skip + k) },
+                  ctx.callerScope,
+                )
+              : undefined;
           const left = k < page.length ? `${page.length - k} more of this page did not fit the ${budget}-token budget. ` : '';
           const notes = [content.note, note, unapplied, next ? `${left}Pass "continuation" for the next results.` : ''].filter(Boolean);
           return { ...content, ...(notes.length ? { note: notes.join(' ') } : {}), ...(next ? { continuation: next } : {}) };
@@ -143,6 +162,26 @@ function parametersOf<S extends z.ZodObject>(def: SearchToolDef<S>): string[] {
   } catch {
     return [];
   }
+}
+
+/**
+ * A sealed cursor's pages, or undefined when the server no longer has them (a paging cache that expired answers
+ * 404 or 410): the walk then goes on from the arguments alone, which costs more but loses nothing.
+ */
+async function resumeAt(search: () => Promise<SearchResult>): Promise<SearchResult | undefined> {
+  try {
+    return await search();
+  } catch (err) {
+    if (err instanceof FhirError && (err.status === 404 || err.status === 410)) return undefined;
+    throw err;
+  }
+}
+
+/** The server page holding the match at absolute position `next`: the last page that starts at or before it. */
+function cursorFor(found: SearchResult, base: number, next: number): SearchCursor | undefined {
+  const start = found.pageStarts?.findLast((p) => base + p.index <= next);
+  if (!start) return undefined;
+  return { url: start.url, offset: next - base - start.index, ...(found.total !== undefined ? { total: found.total } : {}) };
 }
 
 function withoutContinuation(input: SearchInput): Record<string, unknown> {

@@ -102,6 +102,7 @@ export function createChatAgent(opts: ChatAgentOptions): ChatAgent {
       executeTool,
       fhir: opts.fhir,
       fhirForTool: caller?.fhirForTool,
+      callerScope: caller?.cacheScope ?? '',
       writesEnabled,
       // Only write tools read it, and they refuse while writes are off: no hash of every user message then.
       idempotencyScope: writesEnabled ? conversationScope(caller?.cacheScope ?? '', params.messages) : undefined,

@@ -20,6 +20,8 @@ export interface ExecuteServerToolCallsOptions {
   fhir: FhirClient;
   /** The client one tool's calls use (the caller's scopes and audit); default `fhir`. */
   fhirForTool?: (tool: string) => FhirClient;
+  /** See ToolContext.callerScope. */
+  callerScope?: string;
   writesEnabled: boolean;
   /** See ToolContext.idempotencyScope. */
   idempotencyScope?: string;
@@ -46,6 +48,7 @@ async function executeOne(call: ToolCall, opts: ExecuteServerToolCallsOptions): 
       now: opts.now,
       writesEnabled: opts.writesEnabled,
       callId: call.id,
+      callerScope: opts.callerScope,
       idempotencyScope: opts.idempotencyScope,
       onTrace: (t) => traces.push(t),
     });

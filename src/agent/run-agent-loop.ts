@@ -24,6 +24,8 @@ export interface AgentLoopOptions {
   fhir: FhirClient;
   /** The client one tool's calls use (the caller's scopes and audit); default `fhir`. */
   fhirForTool?: (tool: string) => FhirClient;
+  /** See ToolContext.callerScope. */
+  callerScope?: string;
   writesEnabled: boolean;
   /** See ToolContext.idempotencyScope. */
   idempotencyScope?: string;
@@ -165,6 +167,7 @@ async function runTools(o: AgentLoopOptions, calls: ToolCall[], step: number, si
       executeTool: o.executeTool,
       fhir: o.fhir,
       fhirForTool: o.fhirForTool,
+      callerScope: o.callerScope,
       writesEnabled: o.writesEnabled,
       idempotencyScope: o.idempotencyScope,
       signal,

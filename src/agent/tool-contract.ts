@@ -18,6 +18,8 @@ export interface ToolContext {
    * another conversation is another write, so it goes into the idempotency key too.
    */
   idempotencyScope?: string;
+  /** Who the tools run for (the key and its grant; '' without keys): a search's continuation is sealed to it. */
+  callerScope?: string;
   onTrace?: (trace: FhirRequestTrace) => void;
   /** Token budget of one tool result (TOOL_RESULT_MAX_TOKENS); past it a search result pages with a continuation. */
   resultMaxTokens?: number;

@@ -21,6 +21,11 @@ export interface FhirCallOptions {
 export interface SearchOptions extends FhirCallOptions {
   /** Stop following `next` links once this many resources are collected. */
   maxResults?: number;
+  /**
+   * Start at this page of an earlier search (a `pageStarts` URL it returned) instead of the first: the server's own
+   * cursor, so a walk through many matches costs each page once. Only pages of this client's FHIR base are followed.
+   */
+  startAt?: string;
 }
 
 export interface SearchResult<T extends Resource = Resource> {
@@ -32,6 +37,8 @@ export interface SearchResult<T extends Resource = Resource> {
   pages: number;
   /** `_include`/`_revinclude` entries (search mode "include"), once each, apart from the matches. */
   included?: Resource[];
+  /** Each page fetched: its URL and the index in `resources` of its first match (for `startAt`). */
+  pageStarts?: Array<{ url: string; index: number }>;
 }
 
 export interface CreateOptions extends FhirCallOptions {

@@ -214,13 +214,16 @@ export function createMedplumFhirClient(opts: MedplumFhirClientOptions): FhirCli
 
   function nextPageUrl(bundle: Bundle, current: string): string | undefined {
     const next = bundle.link?.find((l) => l.relation === 'next')?.url;
-    if (!next) return undefined;
-    const url = new URL(next, `${current}`);
-    // Only pages of this server's FHIR base: a link elsewhere (another host, or another path on this one) would
-    // carry our headers where nobody configured them.
-    if (url.origin !== origin) throw badGateway(`Refusing a next-page link on another origin: ${url.origin}`);
+    return next ? pageOfThisServer(next, current, 'next-page link') : undefined;
+  }
+
+  /** Only pages of this server's FHIR base: a link elsewhere (another host, or another path on this one) would
+   * carry our headers where nobody configured them. */
+  function pageOfThisServer(link: string, current: string, what: string): string {
+    const url = new URL(link, current);
+    if (url.origin !== origin) throw badGateway(`Refusing a ${what} on another origin: ${url.origin}`);
     if (url.pathname !== basePath && !url.pathname.startsWith(`${basePath}/`))
-      throw badGateway(`Refusing a next-page link outside the FHIR base: ${url.pathname}`);
+      throw badGateway(`Refusing a ${what} outside the FHIR base: ${url.pathname}`);
     return url.toString();
   }
 
@@ -232,10 +235,13 @@ export function createMedplumFhirClient(opts: MedplumFhirClientOptions): FhirCli
     assertResourceType(resourceType);
     const max = options?.maxResults ?? defaultMax;
     const query = encodeSearchParams(params).toString();
-    let url: string | undefined = `${baseUrl}/${resourceType}${query ? `?${query}` : ''}`;
+    let url: string | undefined = options?.startAt
+      ? pageOfThisServer(options.startAt, `${baseUrl}/`, 'search page')
+      : `${baseUrl}/${resourceType}${query ? `?${query}` : ''}`;
     const seen = new Set<string>();
     const resources: T[] = [];
     const included = new Map<string, Resource>();
+    const pageStarts: Array<{ url: string; index: number }> = [];
     let total: number | undefined;
     let pages = 0;
     let truncated = false;
@@ -246,6 +252,7 @@ export function createMedplumFhirClient(opts: MedplumFhirClientOptions): FhirCli
       const { value: bundle } = await exchange((o) => medplum.get<Bundle>(pageUrl, o), options, true);
       if (!isResourceOf(bundle, 'Bundle')) throw badGateway('Expected a Bundle from a FHIR search');
       pages++;
+      pageStarts.push({ url: pageUrl, index: resources.length });
       if (pages === 1 && typeof (bundle as Bundle).total === 'number') total = (bundle as Bundle).total;
       for (const entry of (bundle as Bundle).entry ?? []) {
         if (!entry.resource || entry.search?.mode === 'outcome' || entry.resource.resourceType === 'OperationOutcome') continue;
@@ -255,11 +262,21 @@ export function createMedplumFhirClient(opts: MedplumFhirClientOptions): FhirCli
       url = nextPageUrl(bundle as Bundle, pageUrl);
       if (resources.length >= max) {
         truncated = resources.length > max || url !== undefined;
+        // The page not fetched, so a walk that showed all of these starts there.
+        if (url) pageStarts.push({ url, index: resources.length });
         break;
       }
     }
-    if (total !== undefined && total > Math.min(resources.length, max)) truncated = true;
-    return { resources: resources.slice(0, max), total, truncated, pages, ...(included.size ? { included: [...included.values()] } : {}) };
+    // From a later page the total counts matches before it too, so only the links say whether more remain.
+    if (total !== undefined && !options?.startAt && total > Math.min(resources.length, max)) truncated = true;
+    return {
+      resources: resources.slice(0, max),
+      total,
+      truncated,
+      pages,
+      pageStarts,
+      ...(included.size ? { included: [...included.values()] } : {}),
+    };
   }
 
   async function createResource<T extends Resource>(resource: T, options?: CreateOptions): Promise<T> {

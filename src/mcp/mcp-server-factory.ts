@@ -92,6 +92,7 @@ export function mcpServerFactory(o: McpServerFactoryOptions): (access: KeyAccess
         now,
         writesEnabled: caller.writesEnabled,
         callId: named ?? generateCallId(),
+        callerScope: caller.cacheScope,
         idempotencyScope: `mcp\u0000${caller.cacheScope}`,
       });
       return answer(result);

@@ -183,6 +183,43 @@ export function describeMimicToolContract(name: string, setup: () => Promise<Mim
       expect(new Set(seen)).toEqual(new Set(expected.map((m) => m.id)));
     });
 
+    it("a walk through continuations resumes at the server's own next page: every order once, in order", async () => {
+      const orders = of<MedicationRequest>('MedicationRequest');
+      expect(orders.length).toBeGreaterThan(150);
+      // The order one search of the tool's largest count gives, to walk against.
+      const whole = await ok('search_medication_requests', { count: 200 });
+      expect(whole.returned).toBe(200);
+      const seen: string[] = [];
+      const starts: Array<{ url: string; offset: number }> = [];
+      let requests = 0;
+      let continuation: string | undefined;
+      let calls = 0;
+      do {
+        const traces: FhirRequestTrace[] = [];
+        // A tight budget cuts inside the server's pages of 25, so resuming mid-page is exercised too.
+        const content: Content & { continuation?: string; offset?: number } = await ok(
+          'search_medication_requests',
+          continuation ? { continuation } : { count: 25 },
+          { onTrace: (t) => traces.push(t), resultMaxTokens: 1500 },
+        );
+        calls++;
+        requests += traces.length;
+        // The first request's URL without _count: a search from the first page, whatever page size it asks.
+        const url = new URL(traces[0].url);
+        url.searchParams.delete('_count');
+        starts.push({ url: url.toString(), offset: content.offset ?? 0 });
+        seen.push(...content.results.map((r) => r.id));
+        continuation = content.continuation;
+      } while (continuation && calls < 200);
+      expect(seen.slice(0, 200)).toEqual(whole.results.map((r) => r.id));
+      expect(seen).toHaveLength(orders.length);
+      expect(new Set(seen)).toEqual(new Set(orders.map((o) => o.id)));
+      // Only calls still inside the first page of 25 fetch it again; a call fetches at most two pages.
+      expect(starts.filter((c) => c.url === starts[0].url && c.offset >= 25)).toEqual([]);
+      expect(requests).toBeLessThanOrEqual(2 * calls);
+      console.warn(`[${name}] ${orders.length} orders walked in ${calls} calls, ${requests} requests`);
+    });
+
     it('administrations, dispenses, statements and specimens have search tools that name the drug', async () => {
       const given = of<MedicationAdministration>('MedicationAdministration');
       const content = await ok('search_medication_administrations', { count: 200 });
