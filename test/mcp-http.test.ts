@@ -109,6 +109,23 @@ describe('tools/call', () => {
     expect(textOf(result)).toBe(JSON.stringify(direct));
   });
 
+  it("a continuation's cursor is followed only as sealed: a URL swapped for another patient's search is ignored", async () => {
+    const reader = await connect(key.reader);
+    const two = resultOf(await call(reader, 'search_observations', { patient: 'S1000002', count: 2 })).content;
+    const first = resultOf(await call(reader, 'search_observations', { patient: 'S1000002', count: 1 })).content;
+    const handle = JSON.parse(Buffer.from(first.continuation, 'base64url').toString('utf8'));
+    const next = resultOf(await call(reader, 'search_observations', { patient: 'S1000002', continuation: first.continuation })).content;
+    expect(next.results[0].id).toBe(two.results[1].id);
+    // The same sealed handle with its URL pointed at another patient's observations.
+    const url = new URL(handle.cursor.url);
+    url.searchParams.set('patient', 'Patient/S1000001');
+    url.searchParams.set('_offset', '0');
+    const forged = Buffer.from(JSON.stringify({ ...handle, cursor: { ...handle.cursor, url: url.toString() } })).toString('base64url');
+    const answer = resultOf(await call(reader, 'search_observations', { patient: 'S1000002', continuation: forged })).content;
+    expect(answer.results[0].id).toBe(two.results[1].id);
+    expect(JSON.stringify(answer)).not.toContain('S1000001');
+  });
+
   it('bad arguments are an error result naming each field, not a protocol error', async () => {
     const result = await call(await connect(key.reader), 'find_patients', { birthdate: 'last spring', count: 'ten' });
     expect(result.isError).toBe(true);
