@@ -207,7 +207,12 @@ export function generateAgentBenchRows(resources: readonly Resource[]): Generate
         });
       }
       const byDrug = new Map<string, typeof named>();
-      for (const o of named) byDrug.set(o.drug.name.trim().toLowerCase(), [...(byDrug.get(o.drug.name.trim().toLowerCase()) ?? []), o]);
+      for (const o of named) {
+        const key = o.drug.name.trim().toLowerCase();
+        const list = byDrug.get(key) ?? [];
+        list.push(o);
+        byDrug.set(key, list);
+      }
       const [drug, prescribed] = [...byDrug].sort((a, b) => b[1].length - a[1].length || a[0].localeCompare(b[0]))[0]!;
       add({
         question: `How many times did patient ${sid} get prescribed ${drug}?`,

@@ -31,7 +31,6 @@ export const writtenResourceSchema = z.object({
   id: z.string(),
   created: z.boolean().describe('False when a conditional create found the resource already there (a retry).'),
 });
-const writtenResource = writtenResourceSchema;
 
 /** Why a tool call failed (tool-contract.ts: `ToolErrorCode`); the model reads it beside the message. */
 export const toolErrorCodeSchema = z.enum([
@@ -56,7 +55,7 @@ const traceToolCall = z.object({
   fhir_requests: z.array(fhirRequestTrace),
   duration_ms: ms,
   result_bytes: count,
-  written: z.array(writtenResource).optional(),
+  written: z.array(writtenResourceSchema).optional(),
   shown: z.array(z.string()).optional().describe('Type/id of the resources the result showed the model (what it retrieved).'),
 });
 
@@ -78,7 +77,7 @@ export const agentTraceSchema = z
   .object({
     steps: z.array(traceStep),
     tool_calls: z.array(traceToolCall),
-    written: z.array(writtenResource),
+    written: z.array(writtenResourceSchema),
     stop_reason: stopReason,
     server_results: z.array(serverToolResult).optional(),
     filled: z.array(z.object({ tool_call_id: z.string(), source: z.enum(['cache', 'executed', 'skipped']) })).optional(),

@@ -94,6 +94,7 @@ export function createChatAgent(opts: ChatAgentOptions): ChatAgent {
     // Cache writes run beside the loop; the answer waits for them, so a follow-up on any replica finds them.
     const writes: Array<Promise<void>> = [];
     const writesEnabled = caller?.writesEnabled ?? opts.writesEnabled;
+    const callerScope = caller?.cacheScope ?? '';
     const loop: AgentLoopOptions = {
       ...base,
       params,
@@ -102,10 +103,10 @@ export function createChatAgent(opts: ChatAgentOptions): ChatAgent {
       executeTool,
       fhir: opts.fhir,
       fhirForTool: caller?.fhirForTool,
-      callerScope: caller?.cacheScope ?? '',
+      callerScope,
       writesEnabled,
       // Only write tools read it, and they refuse while writes are off: no hash of every user message then.
-      idempotencyScope: writesEnabled ? conversationScope(caller?.cacheScope ?? '', params.messages) : undefined,
+      idempotencyScope: writesEnabled ? conversationScope(callerScope, params.messages) : undefined,
       limits: opts.limits,
       signal,
       onExecuted: (e) =>
