@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // `npx fhir-agent-gateway <command>`: runs the compiled entry point from dist/ with plain node. Paths are relative
 // to this file, so it works from any working directory.
+import { readFileSync } from 'node:fs';
 import { URL, fileURLToPath } from 'node:url';
 
 const COMMANDS = {
@@ -12,10 +13,16 @@ const COMMANDS = {
 };
 
 const [command, ...rest] = process.argv.slice(2);
+if (command === '--version' || command === '-v' || command === 'version') {
+  // The version of the installed package, read beside this file (not an npm script's environment).
+  const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
+  process.stdout.write(`${pkg.version}\n`);
+  process.exit(0);
+}
 const chosen = Object.hasOwn(COMMANDS, command ?? '') ? COMMANDS[command] : undefined;
 if (!chosen) {
   const lines = Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(6)} ${c.help}`);
-  const usage = `Usage: fhir-agent-gateway <command> [options]\n\nCommands:\n${lines.join('\n')}\n`;
+  const usage = `Usage: fhir-agent-gateway <command> [options]\n       fhir-agent-gateway --version\n\nCommands:\n${lines.join('\n')}\n`;
   const asked = command === undefined || command === '--help' || command === '-h' || command === 'help';
   if (!asked) process.stderr.write(`unknown command: ${command}\n\n`);
   (asked ? process.stdout : process.stderr).write(usage);

@@ -2,7 +2,8 @@
 // then imported with plain node (no TypeScript loader), typechecked by a strict `module: nodenext` consumer, and
 // run through its bin. Only what `files` ships is in the tarball, so a run-time import of anything else fails here.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -141,6 +142,13 @@ export { runEval, defaultScorers, referenceSolver };
     const { stdout, stderr } = await run('npx', ['--no-install', 'fhir-agent-gateway', '--help'], { cwd: project });
     for (const command of ['serve', 'mcp', 'eval', 'load', 'key']) expect(stdout).toMatch(new RegExp(`^  ${command} `, 'm'));
     expect(stderr).toBe('');
+  });
+
+  it('answers `--version` with the package version, and ships the LICENSE', async () => {
+    const { stdout } = await run('npx', ['--no-install', 'fhir-agent-gateway', '--version'], { cwd: project });
+    const pkg = JSON.parse(await readFile(path.join(ROOT, 'package.json'), 'utf8'));
+    expect(stdout).toBe(`${pkg.version}\n`);
+    expect(existsSync(path.join(project, 'node_modules/fhir-agent-gateway/LICENSE'))).toBe(true);
   });
 
   it('stops with one line naming node-llama-cpp (exit 78) when LOCAL_MODEL is set without it', async () => {
