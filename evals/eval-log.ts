@@ -4,6 +4,7 @@
 import { open, readFile, stat, truncate, type FileHandle } from 'node:fs/promises';
 import { z } from 'zod';
 import { FailureCauseSchema } from './failure-cause.ts';
+import { AgentBenchMessageSchema, SampleStatusSchema } from './medagentbench/agentbench-output.ts';
 
 export const LOG_SCHEMA_VERSION = 1;
 
@@ -71,6 +72,10 @@ const SampleRecordSchema = z.object({
   contextHit: z.boolean().optional(),
   /** The unit of independence for intervals when it is not the scenario (FHIR-AgentBench: the patient). */
   cluster: z.string().optional(),
+  /** `--protocol medagentbench` only: the session in AgentBench's shape, its status and FINISH(...)'s text. */
+  history: z.array(AgentBenchMessageSchema).optional(),
+  status: SampleStatusSchema.optional(),
+  result: z.unknown().optional(),
 });
 export type SampleRecord = z.infer<typeof SampleRecordSchema>;
 

@@ -141,6 +141,11 @@ async function runSample(opts: RunEvalOptions, scenario: Scenario, epoch: number
     metrics: sampleMetrics(output, Math.round(performance.now() - t0)),
     startedAt,
   };
+  if (output.agentBench) {
+    record.history = output.agentBench.history;
+    record.status = output.agentBench.status;
+    if (output.agentBench.result !== undefined) record.result = output.agentBench.result;
+  }
   if (errors.length) record.error = errors.join('; ');
   record.maxPromptTokens = Math.max(0, ...output.modelCalls.map((c) => c.promptTokens));
   record.contextHit = hitContext(output.modelCalls, opts.contextWindow);

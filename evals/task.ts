@@ -2,6 +2,7 @@
 import type { Resource } from '@medplum/fhirtypes';
 import type { FhirClient } from '../src/fhir-client/fhir-client.ts';
 import type { ChatMessage } from '../src/openai/chat-request.ts';
+import type { AgentBenchMessage, SampleStatus } from './medagentbench/agentbench-output.ts';
 import type { Scenario } from './scenario.ts';
 
 export type CallFinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter' | 'error';
@@ -60,6 +61,9 @@ export interface SolverOutput {
   error?: string;
   /** Set only by solvers that know the writes without a live store (replay). */
   writes?: Resource[];
+  /** MedAgentBench's own protocol only (medagentbench/benchmark-protocol-solver.ts): the session in AgentBench's
+   * shape, the sample status and the text inside FINISH(...), as the benchmark's task module returns them. */
+  agentBench?: { history: AgentBenchMessage[]; status: SampleStatus; result?: unknown };
 }
 
 export interface Solver {
