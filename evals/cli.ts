@@ -6,6 +6,7 @@ import { EXIT, runCommand, UsageError } from './commands/run-command.ts';
 import { EndpointError } from './environment/check-endpoint.ts';
 import { DatasetError } from './load-dataset.ts';
 import { compareCommand } from './commands/compare-command.ts';
+import { exportCommand } from './commands/export-command.ts';
 import { viewCommand } from './commands/view-command.ts';
 import { judgeCheckCommand } from './commands/judge-check-command.ts';
 import { htmlReport } from './report/html-report.ts';
@@ -28,6 +29,9 @@ const USAGE = `usage:
   eval compare A.jsonl B.jsonl [--max-regression PP] [--allow-different-datasets]
                                           paired difference, interval, McNemar p; exit 3 when B − A's
                                           lower bound is below −PP points
+  eval export LOG --format medagentbench --out FILE [--tasks FILE]
+                                          the run in a benchmark's own result format (medagentbench:
+                                          AgentBench's runs.jsonl, from --protocol medagentbench runs)
   eval view LOG... [--port N]             a local web viewer of the runs (127.0.0.1; the URL is printed)
   eval judge-check <fhir-agentbench.csv> --judge-base-url URL --judge-model M [--limit N]
                                           the judge (or panel) against the rubric on the answer key and
@@ -127,6 +131,8 @@ async function main(argv: string[]): Promise<number> {
     }
     case 'compare':
       return compareCommand(rest, process.stdout);
+    case 'export':
+      return exportCommand(rest, process.stdout);
     case 'view':
       return viewCommand(rest, process.stdout);
     case 'judge-check':
