@@ -119,7 +119,8 @@ export function createChatAgent(opts: ChatAgentOptions): ChatAgent {
       maxExecuted: opts.limits.maxToolCalls,
       execute: (calls) => executeServerToolCalls({ ...loop, calls, step: -1, signal, onResult: loop.onExecuted }),
     });
-    return { loop: { ...loop, messages: fill.messages }, fill, writes };
+    // The history's re-runs and the loop share AGENT_MAX_TOOL_CALLS: one request, one budget.
+    return { loop: { ...loop, messages: fill.messages, toolCallsDone: fill.executed.length }, fill, writes };
   }
 
   async function run(

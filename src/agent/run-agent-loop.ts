@@ -30,6 +30,8 @@ export interface AgentLoopOptions {
   /** See ToolContext.idempotencyScope. */
   idempotencyScope?: string;
   limits: AgentLimits;
+  /** Server tool calls this request already ran (the history's, re-run by fillServerToolResults): one budget. */
+  toolCallsDone?: number;
   /** The client's disconnect. */
   signal?: AbortSignal;
   now: () => Date;
@@ -63,7 +65,7 @@ export async function runAgentLoop(o: AgentLoopOptions): Promise<AgentLoopResult
   let thinkingIgnored = false;
   let last: UpstreamCompletion | undefined;
   let returned: ToolCall[] = [];
-  let toolCallsDone = 0;
+  let toolCallsDone = o.toolCallsDone ?? 0;
   let stop: StopReason | null = null;
   try {
     do {
