@@ -3,9 +3,10 @@
 // the arguments are checked by the tool's schema (and the caller's scopes) again when it comes back, so a handle
 // can ask for nothing its arguments could not. It may also carry the server's own cursor (the URL of the page
 // where the next match sits), so a long walk costs each page once instead of searching from the start every time.
-// A URL is the one thing the arguments cannot vouch for, so it is sealed: an HMAC over the whole handle and the
-// caller, under a key this process drew at start. A handle whose seal fails (forged, another caller's, made before a
-// restart or by another replica) still resumes, from the arguments alone.
+// The position (`skip`, the cursor) is what the arguments cannot vouch for, and a made-up one costs a search of
+// everything before it, so every handle is sealed: an HMAC over the whole handle and the caller, under a key this
+// process drew at start. A handle whose seal fails (forged, another caller's, made before a restart or by another
+// replica) keeps its arguments and nothing else: the walk starts again at the first match (issue 28).
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 
@@ -46,21 +47,25 @@ const encode = (value: object) => Buffer.from(JSON.stringify({ v: 1, ...value })
 /** The handle for `caller` (who the tools run for: the key and its grant); the cursor is dropped if it does not fit. */
 export function encodeContinuation(h: ContinuationHandle, caller = ''): string {
   const plain = { tool: h.tool, args: h.args, skip: h.skip };
-  if (!h.cursor) return encode(plain);
+  const sealedPlain = () => encode({ ...plain, seal: sealOf(plain, caller).toString('base64url') });
+  if (!h.cursor) return sealedPlain();
   const sealed = encode({ ...plain, cursor: h.cursor, seal: sealOf(h, caller).toString('base64url') });
-  return sealed.length <= MAX_HANDLE_CHARS ? sealed : encode(plain);
+  return sealed.length <= MAX_HANDLE_CHARS ? sealed : sealedPlain();
 }
 
-/** The handle, or undefined when it is not one this tool made; a cursor only when its seal holds for `caller`. */
-export function decodeContinuation(text: string, tool: string, caller = ''): ContinuationHandle | undefined {
+/**
+ * The handle, or undefined when it is not one this tool made. Its position (skip and cursor) only when its seal
+ * holds for `caller`; otherwise `sealed: false` and skip 0, the first match.
+ */
+export function decodeContinuation(text: string, tool: string, caller = ''): (ContinuationHandle & { sealed: boolean }) | undefined {
   try {
     const parsed = handleSchema.safeParse(JSON.parse(Buffer.from(text, 'base64url').toString('utf8')));
     if (!parsed.success || parsed.data.tool !== tool) return undefined;
-    const { v: _v, seal, cursor, ...rest } = parsed.data;
-    if (!cursor || !seal) return rest;
-    const given = Buffer.from(seal, 'base64url');
-    const expected = sealOf({ ...rest, cursor }, caller);
-    return given.length === expected.length && timingSafeEqual(given, expected) ? { ...rest, cursor } : rest;
+    const { v: _v, seal, ...handle } = parsed.data;
+    const given = seal ? Buffer.from(seal, 'base64url') : Buffer.alloc(0);
+    const expected = sealOf(handle, caller);
+    if (given.length === expected.length && timingSafeEqual(given, expected)) return { ...handle, sealed: true };
+    return { tool: handle.tool, args: handle.args, skip: 0, sealed: false };
   } catch {
     return undefined;
   }

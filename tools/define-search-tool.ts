@@ -17,6 +17,12 @@ type SearchInput = { count: number; raw: boolean; continuation?: string };
 
 /** Largest page asked of a server when a continuation starts deep into the matches. */
 const MAX_PAGE = 1000;
+/**
+ * Most matches one search tool call reads (issue 28): a sealed position plus the page shown. A walk past it resumes
+ * at the server's cursor, which starts within a page; only a server without paging links (or a cursor too long to
+ * keep) makes a walk that deep search from the start, and that call is refused.
+ */
+export const SEARCH_READ_MAX = MAX_PAGE + 200;
 
 const continuationField = () =>
   z
@@ -63,6 +69,7 @@ export function defineSearchTool<S extends z.ZodObject>(def: SearchToolDef<S>): 
       let input = given as z.infer<S> & SearchInput;
       let skip = 0;
       let cursor: SearchCursor | undefined;
+      let restarted = false;
       if (input.continuation) {
         const handle = decodeContinuation(input.continuation, def.name, ctx.callerScope);
         const args = handle && def.inputSchema.safeParse(handle.args);
@@ -71,9 +78,18 @@ export function defineSearchTool<S extends z.ZodObject>(def: SearchToolDef<S>): 
         input = args.data as z.infer<S> & SearchInput;
         skip = handle.skip;
         cursor = handle.cursor;
+        restarted = !handle.sealed;
       }
       const { count, raw } = input;
       const nameText = def.nameFilter?.text(input);
+      // A drug-name search matches in memory, within its own bound (search-by-drug-name.ts).
+      const tooDeep = !nameText && skip + count > SEARCH_READ_MAX;
+      const deepFailure = () =>
+        toolFailure(
+          'invalid_arguments',
+          `"continuation" is ${skip} matches deep and this server gave no page to resume at: one call reads at most ${SEARCH_READ_MAX}; narrow the search (dates, codes) and start again`,
+        );
+      if (!cursor && tooDeep) return deepFailure();
       try {
         const declared = declaredParams(def.resourceType, def.toParams(input, ctx), ctx.searchCapabilities);
         const params = declared.params;
@@ -114,14 +130,20 @@ export function defineSearchTool<S extends z.ZodObject>(def: SearchToolDef<S>): 
                 _count: Math.min(MAX_PAGE, skip + count),
                 _total: 'accurate',
               },
-              { signal: ctx.signal, onTrace: ctx.onTrace, maxResults, ...(startAt ? { startAt } : {}) },
+              {
+                signal: ctx.signal,
+                onTrace: ctx.onTrace,
+                maxResults: Math.min(maxResults, SEARCH_READ_MAX),
+                ...(startAt ? { startAt } : {}),
+              },
             );
           const c = cursor;
           const resumed = c ? await resumeAt(() => search(c.url, c.offset + count)) : undefined;
           if (resumed && c) {
             found = { ...resumed, total: resumed.total ?? c.total };
             base = skip - c.offset;
-          } else found = await search();
+          } else if (tooDeep) return deepFailure();
+          else found = await search();
         }
         const from = skip - base;
         const page = found.resources.slice(from, from + count);
@@ -143,7 +165,13 @@ export function defineSearchTool<S extends z.ZodObject>(def: SearchToolDef<S>): 
                 )
               : undefined;
           const left = k < page.length ? `${page.length - k} more of this page did not fit the ${budget}-token budget. ` : '';
-          const notes = [content.note, note, unapplied, next ? `${left}Pass "continuation" for the next results.` : ''].filter(Boolean);
+          const notes = [
+            restarted ? 'The "continuation" was not one this gateway made for this caller: these are the first results again.' : '',
+            content.note,
+            note,
+            unapplied,
+            next ? `${left}Pass "continuation" for the next results.` : '',
+          ].filter(Boolean);
           return { ...content, ...(notes.length ? { note: notes.join(' ') } : {}), ...(next ? { continuation: next } : {}) };
         };
         return { ok: true, content: fitToBudget({ n: page.length, budget, build, ctx }).content };
