@@ -8,6 +8,7 @@ import { createApiKeyResolver, bearerToken } from './auth/api-key-resolver.ts';
 import { clientErrorHandler } from './http/client-error-handler.ts';
 import { hostHeaders } from './http/host-headers.ts';
 import { createHostPolicy, type HostPolicy } from './http/host-policy.ts';
+import { parseHost } from './http/parse-host.ts';
 import { strictJsonBody } from './http/strict-json-body.ts';
 import { chatCompletionsRoute } from './http/chat-completions-route.ts';
 import { registerErrorHandling, sendRejection, toApiError } from './http/error-handler.ts';
@@ -62,6 +63,16 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // route; with keys, ALLOWED_HOSTS (when set) is enforced the same way.
   const checkHost = !config.authEnabled || (config.ALLOWED_HOSTS?.length ?? 0) > 0;
   const hostAllowed = (req: FastifyRequest) => !checkHost || hostPolicy.allows(hostHeaders(req.raw.rawHeaders));
+  // Two Host headers, or one that is no host[:port] (`%zz`, `a b`, `[::1`): a bad request on every route, whatever
+  // the policy, before anything builds a URL from it. A missing Host (HTTP/1.0) is left to the policy.
+  const hostMalformed = (req: FastifyRequest) => {
+    const hosts = hostHeaders(req.raw.rawHeaders);
+    return hosts.length > 1 || (hosts.length === 1 && parseHost(hosts[0]) === undefined);
+  };
+  const refuseMalformedHost = (req: FastifyRequest, reply: FastifyReply): void => {
+    req.log.warn({ status: 400, code: 'invalid_host' }, 'request rejected');
+    sendRejection(req, reply, new ApiError(400, 'The Host header is not a single host[:port].', { code: 'invalid_host' }));
+  };
   const refuseHost = (req: FastifyRequest, reply: FastifyReply): void => {
     req.log.warn({ status: 403, code: 'host_not_allowed' }, 'request rejected');
     sendRejection(
@@ -93,6 +104,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     clientErrorHandler,
     frameworkErrors: (err, req, reply) => {
       reply.header('x-request-id', req.id);
+      if (hostMalformed(req)) return refuseMalformedHost(req, reply);
       if (!hostAllowed(req)) return refuseHost(req, reply);
       const api = toApiError(err);
       req.log.warn({ status: api.status, code: api.code }, 'request rejected');
@@ -118,6 +130,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // A hook that answers (401, 429) sends the reply and does not call done().
   const guard = (req: FastifyRequest, reply: FastifyReply, done: () => void): void => {
     reply.header('x-request-id', req.id);
+    if (hostMalformed(req)) return refuseMalformedHost(req, reply);
     if (!hostAllowed(req)) return refuseHost(req, reply);
     // Decided by the route fastify matched, never by a second reading of the URL: a percent-encoded or otherwise
     // respelled path reaches the same route, and so the same checks. A path no route takes runs no handler (404).

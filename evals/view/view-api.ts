@@ -7,8 +7,8 @@ import type { LiveLog } from './live-log.ts';
 
 export interface RunRow {
   index: number;
+  /** The log's file name: never its absolute path, which says whose machine and folders these are. */
   name: string;
-  path: string;
   task: string;
   solver: string;
   model: string | null;
@@ -40,7 +40,6 @@ export function runRow(index: number, log: LiveLog): RunRow {
   return {
     index,
     name: path.basename(log.path),
-    path: log.path,
     task: log.header?.task ?? '?',
     solver: log.header?.solver.name ?? '?',
     model: typeof args.model === 'string' ? args.model : null,

@@ -2,6 +2,10 @@
 // logs gained since the last one, so a run in progress shows up as it goes.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { hostHeaders } from '../../src/http/host-headers.ts';
+import { createHostPolicy } from '../../src/http/host-policy.ts';
+import { parseHost } from '../../src/http/parse-host.ts';
 import { LiveLog } from './live-log.ts';
 import { runRow, sampleRow } from './view-api.ts';
 import { VIEW_PAGE } from './view-page.ts';
@@ -15,7 +19,10 @@ export async function startViewServer({ logs, port = 0 }: { logs: string[]; port
   const live = logs.map((p) => new LiveLog(p));
   await Promise.all(live.map((l) => l.refresh()));
   const server = createServer((req, res) => {
-    handle(live, req, res).catch((err: unknown) => send(res, 500, { error: String((err as Error).message ?? err).split('\n')[0] }));
+    const refused = hostRefusal(req, (server.address() as AddressInfo).port);
+    if (refused) return send(res, refused.status, { error: refused.error });
+    // A fixed phrase: an fs error's message names the log's absolute path.
+    handle(live, req, res).catch(() => send(res, 500, { error: 'the viewer could not read the logs' }));
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -31,6 +38,21 @@ export async function startViewServer({ logs, port = 0 }: { logs: string[]; port
         server.close(() => resolve());
       }),
   };
+}
+
+const loopbackOnly = createHostPolicy({ allowedHosts: [] });
+
+/**
+ * DNS rebinding: a page on attacker.example whose name now resolves to 127.0.0.1 reaches this server, but its
+ * requests say `Host: attacker.example`. So only loopback names on this server's own port are answered.
+ */
+function hostRefusal(req: IncomingMessage, port: number): { status: number; error: string } | undefined {
+  const hosts = hostHeaders(req.rawHeaders);
+  const host = hosts.length === 1 ? parseHost(hosts[0]) : undefined;
+  if (hosts.length > 1 || (hosts.length === 1 && !host)) return { status: 400, error: 'the Host header is not a single host[:port]' };
+  if (!host || !loopbackOnly.allows(hosts) || host.port !== String(port))
+    return { status: 403, error: `this viewer answers localhost:${port}, 127.0.0.1:${port} and [::1]:${port} only` };
+  return undefined;
 }
 
 async function handle(live: LiveLog[], req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -54,7 +76,7 @@ async function handle(live: LiveLog[], req: IncomingMessage, res: ServerResponse
   if (!m || !log) return send(res, 404, { error: `not found: ${url.pathname}` });
   if (!m[2]) return send(res, 200, log.samples.map(sampleRow));
   const sample = log.sample(decodeURIComponent(m[2]));
-  return sample ? send(res, 200, sample) : send(res, 404, { error: `no sample ${decodeURIComponent(m[2])} in ${log.path}` });
+  return sample ? send(res, 200, sample) : send(res, 404, { error: `no sample ${decodeURIComponent(m[2])} in ${path.basename(log.path)}` });
 }
 
 function send(res: ServerResponse, status: number, body: unknown): void {
