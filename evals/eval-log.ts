@@ -5,6 +5,7 @@ import { open, readFile, stat, truncate, type FileHandle } from 'node:fs/promise
 import { z } from 'zod';
 import { FailureCauseSchema } from './failure-cause.ts';
 import { AgentBenchMessageSchema, SampleStatusSchema } from './medagentbench/agentbench-output.ts';
+import { ProvenanceSchema } from './provenance-schema.ts';
 
 export const LOG_SCHEMA_VERSION = 1;
 
@@ -46,6 +47,8 @@ const HeaderRecordSchema = z.object({
   solver: z.object({ name: z.string(), args: z.record(z.string(), z.unknown()) }),
   scorers: z.array(z.object({ name: z.string(), args: z.record(z.string(), z.unknown()) })),
   spec: z.record(z.string(), z.unknown()),
+  /** How the run was made, for a paper and for `--resume`'s check (provenance-schema.ts); absent in older logs. */
+  provenance: ProvenanceSchema.optional(),
 });
 export type HeaderRecord = z.infer<typeof HeaderRecordSchema>;
 
@@ -62,6 +65,9 @@ const SampleRecordSchema = z.object({
   toolTrace: z.array(z.any()),
   modelCalls: z.array(z.any()),
   writes: z.array(z.record(z.string(), z.unknown())),
+  /** What the sample retrieved, resource type → ids (retrieved-resources.ts), so a replayed or re-scored log gives the
+   * same retrieval figures; absent in logs older than this field. */
+  retrieved: z.record(z.string(), z.array(z.string())).optional(),
   metrics: SampleMetricsSchema,
   error: z.string().optional(),
   startedAt: z.string(),
@@ -72,6 +78,10 @@ const SampleRecordSchema = z.object({
   contextHit: z.boolean().optional(),
   /** The unit of independence for intervals when it is not the scenario (FHIR-AgentBench: the patient). */
   cluster: z.string().optional(),
+  /** The solver stopped at the step or round limit without an answer. */
+  stepLimit: z.boolean().optional(),
+  /** 1 unless `--retry-errors` ran the sample again; readers keep the highest attempt of each key. */
+  attempt: z.number().int().min(1).optional(),
   /** `--protocol medagentbench` only: the session in AgentBench's shape, its status and FINISH(...)'s text. */
   history: z.array(AgentBenchMessageSchema).optional(),
   status: SampleStatusSchema.optional(),
@@ -79,7 +89,13 @@ const SampleRecordSchema = z.object({
 });
 export type SampleRecord = z.infer<typeof SampleRecordSchema>;
 
-const ResumeRecordSchema = z.object({ type: z.literal('resume'), at: z.string(), skipped: z.number() });
+const ResumeRecordSchema = z.object({
+  type: z.literal('resume'),
+  at: z.string(),
+  skipped: z.number(),
+  /** Samples `--retry-errors` runs again (their earlier attempts stay in the log). */
+  retried: z.number().optional(),
+});
 const FooterRecordSchema = z.object({
   type: z.literal('footer'),
   status: z.enum(['success', 'error', 'interrupted']),
@@ -102,16 +118,36 @@ export interface EvalLog {
   footer: FooterRecord | undefined;
   /** Lines that did not parse (at most the torn last one after a crash). */
   badLines: number;
+  /** Sample lines replaced by a later attempt of the same key (`--retry-errors`). */
+  superseded: number;
 }
 
 export function sampleKey(s: { id: string; epoch: number }): string {
   return `${s.id}#${s.epoch}`;
 }
 
+export function attemptOf(s: { attempt?: number }): number {
+  return s.attempt ?? 1;
+}
+
+/** Adds a sample to a list indexed by key: a later attempt replaces the earlier one in place; a duplicate of the same
+ * attempt can only come from a writer bug, and keeping the first keeps counts honest. Returns whether it replaced. */
+export function addLatestAttempt(samples: SampleRecord[], index: Map<string, number>, rec: SampleRecord): 'added' | 'replaced' | 'kept' {
+  const at = index.get(sampleKey(rec));
+  if (at === undefined) {
+    index.set(sampleKey(rec), samples.length);
+    samples.push(rec);
+    return 'added';
+  }
+  if (attemptOf(rec) <= attemptOf(samples[at])) return 'kept';
+  samples[at] = rec;
+  return 'replaced';
+}
+
 export async function readEvalLog(path: string): Promise<EvalLog> {
   const text = await readFile(path, 'utf8');
-  const log: EvalLog = { header: undefined, samples: [], footer: undefined, badLines: 0 };
-  const seen = new Set<string>();
+  const log: EvalLog = { header: undefined, samples: [], footer: undefined, badLines: 0, superseded: 0 };
+  const index = new Map<string, number>();
   for (const line of text.split('\n')) {
     if (!line.trim()) continue;
     let rec: LogRecord;
@@ -123,9 +159,7 @@ export async function readEvalLog(path: string): Promise<EvalLog> {
     }
     if (rec.type === 'header') log.header ??= rec;
     else if (rec.type === 'sample') {
-      // A duplicate can only come from a writer bug; keeping the first keeps counts honest.
-      if (!seen.has(sampleKey(rec))) log.samples.push(rec);
-      seen.add(sampleKey(rec));
+      if (addLatestAttempt(log.samples, index, rec) === 'replaced') log.superseded++;
     } else if (rec.type === 'footer') log.footer = rec;
   }
   return log;

@@ -6,6 +6,8 @@ import type { SampleRecord } from './eval-log.ts';
 import { sampleKey } from './eval-log.ts';
 import { failureCause, hitContext } from './failure-cause.ts';
 import { sampleMetrics } from './metrics.ts';
+import { idsByType } from './fhir-agentbench/benchmark-retrieval.ts';
+import { retrievedResources } from './retrieved-resources.ts';
 import type { Scenario } from './scenario.ts';
 import type { Score, SolverOutput, Task } from './task.ts';
 
@@ -21,6 +23,8 @@ export interface RunEvalOptions {
   clockPinned?: boolean;
   /** Keys (`id#epoch`) already finished, from a resumed log. */
   skip?: ReadonlySet<string>;
+  /** `--retry-errors`: the attempt number of samples run again (absent means a first attempt). */
+  attempts?: ReadonlyMap<string, number>;
   onSample?: (record: SampleRecord) => void | Promise<void>;
   signal?: AbortSignal;
   wallClock?: () => Date;
@@ -65,6 +69,7 @@ async function runSample(opts: RunEvalOptions, scenario: Scenario, epoch: number
   const errors: string[] = [];
   let output: SolverOutput = EMPTY;
   let writes: Resource[] = [];
+  let reads: string[] = [];
   const scores: Record<string, Score> = {};
   let sandbox;
   try {
@@ -94,6 +99,7 @@ async function runSample(opts: RunEvalOptions, scenario: Scenario, epoch: number
       } catch (err) {
         errors.push(`write detection: ${(err as Error).message}`);
       }
+      reads = [...(sandbox.reads?.() ?? []), ...(output.retrieved ?? [])];
       for (const scorer of opts.task.scorers) {
         try {
           const s = await scorer.score({
@@ -103,7 +109,7 @@ async function runSample(opts: RunEvalOptions, scenario: Scenario, epoch: number
             fhir: sandbox.fhir,
             now: new Date(pinned),
             clockPinned: opts.clockPinned ?? true,
-            retrieved: sandbox.reads?.() ?? [],
+            retrieved: reads,
           });
           if (s) scores[scorer.name] = s;
         } catch (err) {
@@ -138,6 +144,7 @@ async function runSample(opts: RunEvalOptions, scenario: Scenario, epoch: number
     toolTrace: output.toolTrace,
     modelCalls: output.modelCalls,
     writes: writes as unknown as Array<Record<string, unknown>>,
+    retrieved: idsByType(retrievedResources(output, reads)),
     metrics: sampleMetrics(output, Math.round(performance.now() - t0)),
     startedAt,
   };
@@ -147,8 +154,12 @@ async function runSample(opts: RunEvalOptions, scenario: Scenario, epoch: number
     if (output.agentBench.result !== undefined) record.result = output.agentBench.result;
   }
   if (errors.length) record.error = errors.join('; ');
+  const attempt = opts.attempts?.get(sampleKey(record));
+  if (attempt) record.attempt = attempt;
   record.maxPromptTokens = Math.max(0, ...output.modelCalls.map((c) => c.promptTokens));
-  record.contextHit = hitContext(output.modelCalls, opts.contextWindow);
+  // The benchmark protocol's own statuses say the same as the model solver's flags.
+  record.contextHit = hitContext(output.modelCalls, opts.contextWindow) || output.agentBench?.status === 'agent context limit';
+  if (output.stepLimit || output.agentBench?.status === 'task limit reached') record.stepLimit = true;
   // FHIR-AgentBench asks several questions per patient: they stand or fall together.
   if (scenario.expected.kind === 'fhir-agentbench' && scenario.patients[0]) record.cluster = `patient:${scenario.patients[0]}`;
   const cause = failureCause(record);

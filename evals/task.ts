@@ -61,6 +61,10 @@ export interface SolverOutput {
   error?: string;
   /** Set only by solvers that know the writes without a live store (replay). */
   writes?: Resource[];
+  /** `Type/id` the solver retrieved that its transcript and trace do not show (replay: the log's `retrieved`). */
+  retrieved?: string[];
+  /** The solver ran out of steps (or rounds) before an answer: the failure cause `step-limit`. */
+  stepLimit?: boolean;
   /** MedAgentBench's own protocol only (medagentbench/benchmark-protocol-solver.ts): the session in AgentBench's
    * shape, the sample status and the text inside FINISH(...), as the benchmark's task module returns them. */
   agentBench?: { history: AgentBenchMessage[]; status: SampleStatus; result?: unknown };
@@ -70,6 +74,8 @@ export interface Solver {
   name: string;
   args: Record<string, unknown>;
   solve(ctx: SolverContext): Promise<SolverOutput>;
+  /** The system prompt and tool definitions it sends a model, hashed into the log header's provenance. */
+  sends?: { systemPrompt: string; tools: unknown[] };
 }
 
 /** A score carries its evidence. `value` is in [0, 1]; 1 means pass. A score with `metadata.informational: true`

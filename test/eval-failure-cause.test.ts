@@ -28,7 +28,10 @@ describe('failureCause', () => {
     );
     expect(
       cause({ error: 'no answer within 300 s (--timeout)', modelCalls: [{ finishReason: 'error', error: 'no answer within 300 s' }] }),
-    ).toBe('upstream-error');
+    ).toBe('timeout');
+    expect(
+      cause({ error: 'HTTP 504: Gateway Time-out', modelCalls: [{ finishReason: 'error', error: 'HTTP 504: Gateway Time-out' }] }),
+    ).toBe('timeout');
     expect(cause({ error: '127.0.0.1:9: connection refused (ECONNREFUSED)' })).toBe('upstream-error');
     expect(cause({ error: 'sandbox: fork failed' })).toBe('harness-error');
     expect(cause({ scores: { medagentbench: { value: 0, metadata: { graderError: true, explanation: 'Patient/S1 not found' } } } })).toBe(
@@ -41,6 +44,9 @@ describe('failureCause', () => {
     expect(cause({ toolTrace: [{ ok: true }, { ok: false }] })).toBe('tool-error');
     expect(cause({ toolTrace: [{ ok: false }, { ok: true }] })).toBe('wrong-answer'); // it recovered from the error
     expect(cause({ answer: null })).toBe('no-answer');
+    // Out of steps before an answer, whatever the last tool call did.
+    expect(cause({ answer: null, stepLimit: true, toolTrace: [{ ok: false }] })).toBe('step-limit');
+    expect(cause({ answer: ['x'], stepLimit: true })).toBe('wrong-answer');
     expect(cause({ scores: { answer: { value: 1 }, fhir_actions: { value: 0 } } })).toBe('wrong-write');
     expect(cause({ scores: { medagentbench: { value: 0, metadata: { writesOk: false, answerOk: true } } } })).toBe('wrong-write');
     expect(cause({ scores: { medagentbench: { value: 0, metadata: { writesOk: true, answerOk: false } } } })).toBe('wrong-answer');

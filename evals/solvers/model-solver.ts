@@ -22,12 +22,15 @@ export interface ModelSolverOptions extends ChatEndpoint {
   tools?: ClientTools;
   temperature?: number;
   maxTokens?: number;
+  /** Sent as `seed` when set (servers that honour it sample reproducibly). */
+  seed?: number;
   /** Extra request fields (e.g. `thinking`). */
   extraBody?: Record<string, unknown>;
 }
 
 export function modelSolver(opts: ModelSolverOptions): Solver {
   if (opts.mode === 'client-tools' && !opts.tools) throw new Error('client-tools mode needs the tool set');
+  const offered = opts.mode === 'client-tools' ? opts.tools!.definitions({ writesEnabled: true }) : [];
   return {
     name: 'model',
     args: {
@@ -37,10 +40,10 @@ export function modelSolver(opts: ModelSolverOptions): Solver {
       temperature: opts.temperature ?? 0,
       maxTokens: opts.maxTokens ?? 4096,
     },
+    sends: { systemPrompt: systemPrompt(), tools: [...offered, FINISH_TOOL] },
     async solve({ scenario, fhir, now, maxSteps, signal, fhirRequests }) {
       const allowed = scenario.allowedTools ? new Set(scenario.allowedTools) : undefined;
-      const serverTools = opts.mode === 'client-tools' ? opts.tools!.definitions({ writesEnabled: true }) : [];
-      const tools = [...serverTools.filter((t) => !allowed || allowed.has(t.function.name)), FINISH_TOOL];
+      const tools = [...offered.filter((t) => !allowed || allowed.has(t.function.name)), FINISH_TOOL];
       const transcript: ChatMessage[] = [
         { role: 'system', content: systemPrompt() },
         { role: 'user', content: userPrompt(scenario) },
@@ -49,6 +52,7 @@ export function modelSolver(opts: ModelSolverOptions): Solver {
       const modelCalls: ModelCallMetric[] = [];
       let parsed: ParsedAnswer = { answer: null, raw: null };
       let error: string | undefined;
+      let answered = false;
 
       for (let step = 0; step < maxSteps; step++) {
         const res = await callChat(
@@ -59,6 +63,7 @@ export function modelSolver(opts: ModelSolverOptions): Solver {
             tools,
             temperature: opts.temperature ?? 0,
             max_tokens: opts.maxTokens ?? 4096,
+            ...(opts.seed !== undefined ? { seed: opts.seed } : {}),
             ...opts.extraBody,
           },
           signal,
@@ -81,6 +86,7 @@ export function modelSolver(opts: ModelSolverOptions): Solver {
         });
         if (!toolCalls.length) {
           parsed = parseAnswerText(res.message.content);
+          answered = true;
           break;
         }
         let finished = false;
@@ -114,10 +120,14 @@ export function modelSolver(opts: ModelSolverOptions): Solver {
             content: JSON.stringify(result.ok ? result.content : { error: result.error }),
           });
         }
-        if (finished) break;
+        if (finished) {
+          answered = true;
+          break;
+        }
       }
       const output: SolverOutput = { answer: parsed.answer, rawAnswer: parsed.raw, transcript, toolTrace, modelCalls };
       if (error) output.error = error;
+      else if (!answered) output.stepLimit = true;
       return output;
     },
   };

@@ -1,7 +1,7 @@
 // Is B really different from A on the same samples? The difference in pass rate with a paired bootstrap interval
 // (resampling clusters of pairs), McNemar's exact test on the discordant pairs, and the smallest difference a run
 // of this size could have detected.
-import { bootstrapRatio } from './bootstrap-ratio.ts';
+import { bootstrapRatio, byClusterKey } from './bootstrap-ratio.ts';
 import { exactMcnemar } from './exact-mcnemar.ts';
 import { Z95 } from './wilson-interval.ts';
 
@@ -50,7 +50,7 @@ export function pairedDifference(pairs: OutcomePair[]): PairedDifference {
     clusters.set(p.cluster, c);
   }
   const diff = n ? (bPass - aPass) / n : 0;
-  const { low, high } = bootstrapRatio({ clusters: [...clusters.values()] });
+  const { low, high } = bootstrapRatio({ clusters: byClusterKey(clusters) });
   const p = exactMcnemar(onlyA, onlyB);
   // Connor's approximation for a paired design: δ ≈ (z_α/2 + z_β)·√(p_discordant / n); at least one discordant
   // pair is assumed, or a run where the two agree everywhere would claim to detect any difference.

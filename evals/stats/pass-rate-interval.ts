@@ -1,6 +1,6 @@
 // The 95% interval of a pass rate. One attempt per cluster: Wilson. Several (epochs of a scenario, a patient's
 // questions in FHIR-AgentBench): a bootstrap over clusters, since attempts of one cluster are not independent.
-import { bootstrapRatio } from './bootstrap-ratio.ts';
+import { bootstrapRatio, byClusterKey } from './bootstrap-ratio.ts';
 import { wilsonInterval } from './wilson-interval.ts';
 
 export interface ClusteredOutcome {
@@ -32,7 +32,7 @@ export function passRateInterval(samples: ClusteredOutcome[]): PassRateInterval 
   if (passed === 0 || passed === samples.length) {
     return { ...wilsonInterval(passed ? clusters.size : 0, clusters.size), method: 'wilson', clusters: clusters.size };
   }
-  return { ...bootstrapRatio({ clusters: [...clusters.values()] }), method: 'cluster-bootstrap', clusters: clusters.size };
+  return { ...bootstrapRatio({ clusters: byClusterKey(clusters) }), method: 'cluster-bootstrap', clusters: clusters.size };
 }
 
 export function clusterOf(s: { id: string; cluster?: string }): string {
