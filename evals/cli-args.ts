@@ -50,6 +50,13 @@ export const RunArgsSchema = z
     judgeBaseUrl: z.array(z.string().url()).default([]),
     judgeModel: z.array(z.string().min(1)).default([]),
     quiet: z.boolean().default(false),
+    /** tools: the project's tools (reported as "MedAgentBench tasks with the gateway's tools"); medagentbench: the
+     * benchmark's own text protocol (GET/POST/FINISH), its prompt read from --benchmark-dir. */
+    protocol: z.enum(['tools', 'medagentbench']).default('tools'),
+    /** A MedAgentBench checkout: src/server/tasks/medagentbench/__init__.py and data/medagentbench/funcs_v1.json. */
+    benchmarkDir: z.string().min(1).optional(),
+    promptFile: z.string().min(1).optional(),
+    funcs: z.string().min(1).optional(),
   })
   .refine(
     ({ judgeBaseUrl: u, judgeModel: m }) =>

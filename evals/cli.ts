@@ -7,6 +7,8 @@ import { EndpointError } from './environment/check-endpoint.ts';
 import { DatasetError } from './load-dataset.ts';
 import { compareCommand } from './commands/compare-command.ts';
 import { exportCommand } from './commands/export-command.ts';
+import { ehrServeCommand } from './commands/ehr-serve-command.ts';
+import { gradeCommand } from './commands/grade-command.ts';
 import { viewCommand } from './commands/view-command.ts';
 import { judgeCheckCommand } from './commands/judge-check-command.ts';
 import { htmlReport } from './report/html-report.ts';
@@ -24,6 +26,7 @@ const USAGE = `usage:
            [--category a,b] [--epochs N] [--shard i/n] [--max-steps N] [--log FILE] [--resume]
            [--min-pass-rate PCT] [--replay LOG] [--fhir-base-url URL] [--load-ehr] [--ehr DIR] [--temperature T]
            [--max-tokens N] [--timeout SECONDS (300)] [--max-retries N (2)]
+           [--protocol tools|medagentbench --benchmark-dir DIR [--prompt-file F] [--funcs F]]
            [--judge-base-url URL --judge-model M] [--context-window TOKENS] [--quiet]
   eval report LOG... [--out PREFIX]        writes PREFIX.md and PREFIX.html (default: first log's name)
   eval compare A.jsonl B.jsonl [--max-regression PP] [--allow-different-datasets]
@@ -32,6 +35,11 @@ const USAGE = `usage:
   eval export LOG --format medagentbench --out FILE [--tasks FILE]
                                           the run in a benchmark's own result format (medagentbench:
                                           AgentBench's runs.jsonl, from --protocol medagentbench runs)
+  eval grade --tasks FILE --results RUNS.jsonl --fhir-base-url URL --log FILE
+                                          grades AgentBench result lines (an export, or the benchmark's
+                                          own runs) by refsol's rules; the log reads like a run's
+  eval ehr serve --tasks FILE [--port N]  the task file's generated EHR at http://127.0.0.1:N/fhir/ (no
+                                          key, no rate limit) until Ctrl-C
   eval view LOG... [--port N]             a local web viewer of the runs (127.0.0.1; the URL is printed)
   eval judge-check <fhir-agentbench.csv> --judge-base-url URL --judge-model M [--limit N]
                                           the judge (or panel) against the rubric on the answer key and
@@ -82,6 +90,10 @@ async function main(argv: string[]): Promise<number> {
           quiet: { type: 'boolean' },
           'context-window': { type: 'string' },
           baseline: { type: 'string' },
+          protocol: { type: 'string' },
+          'benchmark-dir': { type: 'string' },
+          'prompt-file': { type: 'string' },
+          funcs: { type: 'string' },
         },
       });
       const parsed = RunArgsSchema.safeParse({
@@ -114,6 +126,10 @@ async function main(argv: string[]): Promise<number> {
         quiet: values.quiet,
         contextWindow: values['context-window'],
         baseline: values.baseline,
+        protocol: values.protocol,
+        benchmarkDir: values['benchmark-dir'],
+        promptFile: values['prompt-file'],
+        funcs: values.funcs,
       });
       if (!parsed.success) throw new UsageError(parsed.error.issues.map((i) => `--${i.path.join('.')}: ${i.message}`).join('\n'));
       return runCommand(parsed.data, { stdout: process.stdout, stderr: process.stderr, env: process.env });
@@ -133,6 +149,10 @@ async function main(argv: string[]): Promise<number> {
       return compareCommand(rest, process.stdout);
     case 'export':
       return exportCommand(rest, process.stdout);
+    case 'grade':
+      return gradeCommand(rest, process.stdout);
+    case 'ehr':
+      return ehrServeCommand(rest, process.stdout);
     case 'view':
       return viewCommand(rest, process.stdout);
     case 'judge-check':

@@ -11,6 +11,8 @@ import { EvalLogWriter, LOG_SCHEMA_VERSION, readEvalLog, sampleKey, type SampleR
 import { gitRevision } from '../git-revision.ts';
 import { loadDataset, shardScenarios } from '../load-dataset.ts';
 import { generateMabEhr } from '../medagentbench/generate-ehr.ts';
+import { ProtocolRunError, setupProtocolRun, type ProtocolRun } from '../medagentbench/protocol-run.ts';
+import type { LoadedDataset } from '../load-dataset.ts';
 import { summarize } from '../metrics.ts';
 import { baselineSummary } from '../baseline-summary.ts';
 import { doNothingSolver } from '../solvers/do-nothing-solver.ts';
@@ -51,8 +53,11 @@ export async function runCommand(args: RunArgs, io: RunIo): Promise<number> {
   scenarios = shardScenarios(scenarios, args.shard);
   if (args.limit) scenarios = scenarios.slice(0, args.limit);
 
-  const solver =
-    dataset.kind === 'fhir-agentbench' && !['model', 'replay', 'do-nothing'].includes(args.solver)
+  // --protocol medagentbench: the benchmark's own protocol, prompt, FHIR base and grader (medagentbench/protocol-run.ts).
+  const protocolRun = args.protocol === 'medagentbench' ? await startProtocolRun(args, dataset, io) : undefined;
+  const solver = protocolRun
+    ? protocolRun.solver
+    : dataset.kind === 'fhir-agentbench' && !['model', 'replay', 'do-nothing'].includes(args.solver)
       ? answerKeySolver()
       : await makeSolver(args, io);
   const judges = judgePanel(args, { apiKey: args.apiKey, fetch: io.fetch, timeoutMs: args.timeout * 1000 });
@@ -60,10 +65,10 @@ export async function runCommand(args: RunArgs, io: RunIo): Promise<number> {
     name: path.basename(source).replace(/\.(jsonl|json|ya?ml|csv)$/i, ''),
     dataset: scenarios,
     solver,
-    scorers: defaultScorers({ judges }),
+    scorers: protocolRun?.scorers ?? defaultScorers({ judges }),
   });
 
-  const fhirBaseUrl = args.fhirBaseUrl ?? io.env.FHIR_BASE_URL;
+  const fhirBaseUrl = protocolRun?.fhirBaseUrl ?? args.fhirBaseUrl ?? io.env.FHIR_BASE_URL;
   const gateway = args.solver === 'model' && args.mode === 'gateway';
   const headers =
     (args.fhirAuthHeader ?? io.env.FHIR_AUTH_HEADER) ? { authorization: (args.fhirAuthHeader ?? io.env.FHIR_AUTH_HEADER)! } : undefined;
@@ -126,6 +131,7 @@ export async function runCommand(args: RunArgs, io: RunIo): Promise<number> {
         shard: args.shard ? `${args.shard.index}/${args.shard.count}` : null,
         isolation: environment.isolation,
         environment: environment.description,
+        ...protocolRun?.spec,
         ...(dataCheck
           ? { dataCheck: { present: dataCheck.present.length, dataMissing: dataCheck.missing.length, missing: dataCheck.missing } }
           : {}),
@@ -175,6 +181,7 @@ export async function runCommand(args: RunArgs, io: RunIo): Promise<number> {
   const baseline =
     (args.baseline ?? (dataset.medagentbench ? 'do-nothing' : 'none')) === 'do-nothing' &&
     args.solver !== 'do-nothing' &&
+    !protocolRun &&
     !controller.signal.aborted
       ? baselineSummary(
           'do-nothing',
@@ -200,6 +207,7 @@ export async function runCommand(args: RunArgs, io: RunIo): Promise<number> {
     >,
   });
   await writer.close();
+  await protocolRun?.close();
   await environment.close();
 
   const pct = writeClosingLines(io.stdout, { logPath, summary, samples: all, ungradable: dataset.ungradable ?? [], agentBench, baseline });
@@ -246,6 +254,20 @@ async function preflight(args: RunArgs, io: RunIo, fhirBaseUrl: string | undefin
     probes.push({ flag: '--judge-base-url', baseUrl: url, path: 'models', headers: bearer(args.apiKey), fetch: io.fetch });
   if (fhirBaseUrl) probes.push({ flag: '--fhir-base-url', baseUrl: fhirBaseUrl, path: 'metadata', headers: fhirHeaders, fetch: io.fetch });
   await Promise.all(probes.map((p) => checkEndpoint(p)));
+}
+
+async function startProtocolRun(args: RunArgs, dataset: LoadedDataset, io: RunIo): Promise<ProtocolRun> {
+  try {
+    return await setupProtocolRun({ ...args, fhirBaseUrl: args.fhirBaseUrl ?? io.env.FHIR_BASE_URL }, dataset, {
+      baseUrl: args.baseUrl ?? io.env.UPSTREAM_BASE_URL,
+      model: args.model ?? io.env.UPSTREAM_MODEL,
+      apiKey: args.apiKey ?? io.env.UPSTREAM_API_KEY,
+      fetch: io.fetch,
+    });
+  } catch (err) {
+    if (err instanceof ProtocolRunError) throw new UsageError(err.message);
+    throw err;
+  }
 }
 
 export class UsageError extends Error {}

@@ -1,0 +1,110 @@
+// `eval grade --tasks <file> --results <runs.jsonl> --fhir-base-url <base> --log <file>`: grades AgentBench's result
+// lines (this harness's `eval export --format medagentbench`, or the benchmark's own runs) by refsol's rules
+// against a FHIR server, and writes an eval log that `report`, `compare` and `view` read. The FHIR base must be the
+// api_base the run's prompt named: refsol compares the POSTed URLs with it.
+import { readFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { z } from 'zod';
+import { EvalLogWriter, LOG_SCHEMA_VERSION, type SampleRecord } from '../eval-log.ts';
+import { gitRevision } from '../git-revision.ts';
+import { loadDataset } from '../load-dataset.ts';
+import { summarize, formatPassRate } from '../metrics.ts';
+import { AgentBenchRunLineSchema, type AgentBenchRunLine } from '../medagentbench/agentbench-output.ts';
+import { finishText, gradedRunRecord } from '../medagentbench/graded-run-record.ts';
+import { gradeRefsol } from '../medagentbench/refsol-grader.ts';
+import { MedAgentBenchTaskSchema } from '../medagentbench/task-file.ts';
+import { EXIT, UsageError } from './run-command.ts';
+
+const GradeArgsSchema = z.object({
+  tasks: z.string({ error: 'eval grade needs --tasks <medagentbench.json>' }).min(1),
+  results: z.string({ error: 'eval grade needs --results <runs.jsonl>' }).min(1),
+  fhirBaseUrl: z.url({ error: 'eval grade needs --fhir-base-url <the api_base of the run>' }),
+  log: z.string({ error: 'eval grade needs --log <file.jsonl>' }).min(1),
+});
+
+export async function gradeCommand(
+  argv: string[],
+  stdout: { write(s: string): unknown },
+  fetchImpl: typeof fetch = fetch,
+): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    options: { tasks: { type: 'string' }, results: { type: 'string' }, 'fhir-base-url': { type: 'string' }, log: { type: 'string' } },
+  });
+  const parsed = GradeArgsSchema.safeParse({
+    tasks: values.tasks,
+    results: values.results,
+    fhirBaseUrl: values['fhir-base-url'],
+    log: values.log,
+  });
+  if (!parsed.success) throw new UsageError(parsed.error.issues.map((i) => i.message).join('; '));
+  const args = parsed.data;
+  const dataset = await loadDataset(args.tasks);
+  const taskFile: unknown = JSON.parse(await readFile(args.tasks, 'utf8'));
+  if (!dataset.medagentbench || !Array.isArray(taskFile)) throw new UsageError(`${args.tasks}: not a MedAgentBench task file`);
+  const lines = await readRunLines(args.results);
+  const resultsText = await readFile(args.results, 'utf8');
+
+  const writer = await EvalLogWriter.open(args.log, { resume: false });
+  await writer.append({
+    type: 'header',
+    schemaVersion: LOG_SCHEMA_VERSION,
+    runId: `grade-${Date.now().toString(36)}-${process.pid}`,
+    createdAt: new Date().toISOString(),
+    git: await gitRevision(),
+    task: path.basename(args.tasks).replace(/\.json$/i, ''),
+    dataset: { source: args.tasks, sha256: dataset.sha256, scenarios: dataset.scenarios.length, ungradable: dataset.ungradable ?? [] },
+    solver: {
+      name: 'agentbench-results',
+      args: { results: args.results, sha256: createHash('sha256').update(resultsText).digest('hex') },
+    },
+    scorers: [{ name: 'refsol', args: { fhirBase: args.fhirBaseUrl } }],
+    spec: { protocol: 'medagentbench', grader: 'refsol', fhirBase: args.fhirBaseUrl, graded: 'eval grade' },
+  });
+  const samples: SampleRecord[] = [];
+  for (const line of lines) {
+    const task = MedAgentBenchTaskSchema.safeParse(taskFile[line.index]);
+    if (!task.success) throw new UsageError(`${args.results}: index ${line.index} is not a task of ${args.tasks}`);
+    const verdict = await gradeRefsol(
+      task.data,
+      { history: line.output.history, result: finishText(line.output.result) },
+      args.fhirBaseUrl,
+      fetchImpl,
+    );
+    const record = gradedRunRecord(line, task.data, verdict, new Date().toISOString());
+    samples.push(record);
+    await writer.append(record);
+  }
+  const summary = summarize(samples);
+  await writer.append({
+    type: 'footer',
+    status: 'success',
+    finishedAt: new Date().toISOString(),
+    summary: summary as unknown as Record<string, unknown>,
+  });
+  await writer.close();
+  stdout.write(
+    `graded ${samples.length} results of ${taskFile.length} tasks by refsol's rules: ${formatPassRate(summary.overall)} (of the results graded)\nlog: ${args.log}\n`,
+  );
+  return EXIT.ok;
+}
+
+async function readRunLines(file: string): Promise<AgentBenchRunLine[]> {
+  const out: AgentBenchRunLine[] = [];
+  const text = await readFile(file, 'utf8');
+  for (const [i, line] of text.split('\n').entries()) {
+    if (!line.trim()) continue;
+    let json: unknown;
+    try {
+      json = JSON.parse(line);
+    } catch {
+      throw new UsageError(`${file}:${i + 1}: not JSON`);
+    }
+    const parsed = AgentBenchRunLineSchema.safeParse(json);
+    if (!parsed.success) throw new UsageError(`${file}:${i + 1}: not an AgentBench result line (${parsed.error.issues[0]?.message})`);
+    out.push(parsed.data);
+  }
+  return out;
+}
