@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { computeMabExpectation } from '../evals/medagentbench/expectation.ts';
 import { generateMabEhr } from '../evals/medagentbench/generate-ehr.ts';
-import { gradeRefsol, type RefsolRun } from '../evals/medagentbench/refsol-grader.ts';
+import { gradeRefsol, type RefsolRun, type RefsolVerdict } from '../evals/medagentbench/refsol-grader.ts';
 import { refsolPyUnavailable, runRefsolPy } from '../evals/medagentbench/run-refsol-py.ts';
 import { mabSeedTasks } from '../evals/medagentbench/seed-tasks.ts';
 import { synthesizeMabTasks } from '../evals/medagentbench/synthesize-tasks.ts';
@@ -44,7 +44,7 @@ describe.skipIf(unavailable !== undefined)('refsol grader = refsol.py', () => {
   it('gives refsol.py verdict for verdict on every policy, all ten task types', async () => {
     const cases = POLICIES.flatMap((p) => runs.get(p)!.map((run, i) => ({ policy: p, task: tasks[i], run })));
     const python = await runRefsolPy({ dir: OFFICIAL, fhirBase: served.baseUrl, cases });
-    const ours = [];
+    const ours: RefsolVerdict[] = [];
     for (const c of cases) ours.push(await gradeRefsol(c.task, c.run, served.baseUrl, fetch));
     const differ = cases
       .map((c, i) => ({ id: `${c.policy} ${c.task.id}`, ours: ours[i], python: python[i] }))

@@ -13,7 +13,7 @@ type Payload = Record<string, unknown>;
 
 /** The strict expectation's resource as refsol wants the POST body: route a bare string, note one object. */
 function refsolBody(resource: Resource): Payload {
-  const r = structuredClone(resource) as Payload & {
+  const r = structuredClone(resource) as unknown as Payload & {
     dosageInstruction?: Array<{ route?: { text?: string } | string }>;
     note?: Array<{ text: string }> | { text: string };
   };
