@@ -22,9 +22,11 @@ const typeName = (v: PyValue): string =>
 
 const isNumeric = (v: PyValue): v is boolean | bigint | number => typeof v === 'boolean' || typeof v === 'bigint' || typeof v === 'number';
 
-/** Python's `a == b` between values from json.loads. */
-export function pyEq(a: PyValue, b: PyValue): boolean {
+/** Python's `a == b` between values from json.loads. Inside a list or dict Python compares identical objects as
+ * equal before calling ==, and json.loads returns one shared NaN object: `[NaN] == [NaN]` is True, `NaN == NaN` not. */
+export function pyEq(a: PyValue, b: PyValue, nested = false): boolean {
   if (isNumeric(a) && isNumeric(b)) {
+    if (nested && Number.isNaN(a) && Number.isNaN(b)) return true;
     const x = typeof a === 'boolean' ? BigInt(a ? 1 : 0) : a;
     const y = typeof b === 'boolean' ? BigInt(b ? 1 : 0) : b;
     // Loose equality between bigint and number is exact mathematical comparison, as in Python.
@@ -32,10 +34,10 @@ export function pyEq(a: PyValue, b: PyValue): boolean {
   }
   if (a === null || b === null) return a === b;
   if (typeof a === 'string' || typeof b === 'string') return a === b;
-  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((x, i) => pyEq(x, b[i]));
+  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((x, i) => pyEq(x, b[i], true));
   if (a instanceof Map && b instanceof Map) {
     if (a.size !== b.size) return false;
-    for (const [k, v] of a) if (!b.has(k) || !pyEq(v, b.get(k)!)) return false;
+    for (const [k, v] of a) if (!b.has(k) || !pyEq(v, b.get(k)!, true)) return false;
     return true;
   }
   return false;
@@ -76,7 +78,7 @@ export function pyIn(needle: PyValue, container: PyValue): boolean {
     if (typeof needle !== 'string') throw new PyError(`'in <string>' requires string as left operand, not ${typeName(needle)}`);
     return container.includes(needle);
   }
-  if (Array.isArray(container)) return container.some((x) => pyEq(x, needle));
+  if (Array.isArray(container)) return container.some((x) => pyEq(x, needle, true));
   if (container instanceof Map) {
     if (Array.isArray(needle) || needle instanceof Map) throw new PyError(`unhashable type: '${typeName(needle)}'`);
     return typeof needle === 'string' && container.has(needle);
