@@ -8,7 +8,9 @@ export interface ProtocolMessage {
   content: string;
 }
 
-export type ProtocolPolicy = (messages: ProtocolMessage[]) => string | Promise<string>;
+/** The next reply's text, or an HTTP failure to answer with instead (e.g. a context overflow). */
+export type ProtocolReply = string | { status: number; body: string };
+export type ProtocolPolicy = (messages: ProtocolMessage[]) => ProtocolReply | Promise<ProtocolReply>;
 
 export interface ScriptedProtocolModel {
   /** http://127.0.0.1:<port>/v1 */
@@ -18,10 +20,7 @@ export interface ScriptedProtocolModel {
   close(): Promise<void>;
 }
 
-export async function startScriptedProtocolModel(
-  policy: ProtocolPolicy,
-  opts: { failWith?: { status: number; body: string } } = {},
-): Promise<ScriptedProtocolModel> {
+export async function startScriptedProtocolModel(policy: ProtocolPolicy): Promise<ScriptedProtocolModel> {
   const calls: ProtocolMessage[][] = [];
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -33,11 +32,11 @@ export async function startScriptedProtocolModel(
           return res.end(JSON.stringify({ object: 'list', data: [{ id: 'scripted', object: 'model' }] }));
         const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { messages: ProtocolMessage[] };
         calls.push(body.messages);
-        if (opts.failWith) {
-          res.statusCode = opts.failWith.status;
-          return res.end(opts.failWith.body);
-        }
         const content = await policy(body.messages);
+        if (typeof content !== 'string') {
+          res.statusCode = content.status;
+          return res.end(content.body);
+        }
         res.end(
           JSON.stringify({
             id: `c${calls.length}`,
