@@ -1,6 +1,7 @@
 // The do-nothing baseline of a run, kept in the log footer (`summary.baseline`) so every report can show how far
 // above it the run is.
 import { z } from 'zod';
+import { AgentBenchSummarySchema } from './fhir-agentbench/agentbench-summary.ts';
 import type { RunSummary } from './metrics.ts';
 
 const GroupSchema = z.object({ passed: z.number(), samples: z.number(), low: z.number(), high: z.number() });
@@ -8,6 +9,8 @@ export const BaselineSummarySchema = z.object({
   solver: z.string(),
   overall: GroupSchema,
   byCategory: z.record(z.string(), GroupSchema),
+  /** FHIR-AgentBench runs: the floor's figures by the benchmark's definitions and the project's own. */
+  fhirAgentBench: AgentBenchSummarySchema.optional(),
 });
 export type BaselineSummary = z.infer<typeof BaselineSummarySchema>;
 

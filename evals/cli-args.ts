@@ -30,6 +30,15 @@ export const RunArgsSchema = z
     maxSteps: int(1, 200).default(8),
     log: z.string().optional(),
     resume: z.boolean().default(false),
+    /** With --resume: run again the samples whose latest attempt ended in an upstream, timeout or harness error. */
+    retryErrors: z.boolean().default(false),
+    /** Sent to the model as `seed` and recorded in the log header. */
+    seed: z.coerce
+      .number()
+      .int()
+      .min(0)
+      .max(2 ** 53 - 1)
+      .optional(),
     minPassRate: z.coerce.number().min(0).max(100).optional(),
     replay: z.string().optional(),
     fhirBaseUrl: z.string().url().optional(),
@@ -58,6 +67,7 @@ export const RunArgsSchema = z
     promptFile: z.string().min(1).optional(),
     funcs: z.string().min(1).optional(),
   })
+  .refine(({ retryErrors, resume }) => !retryErrors || resume, { message: 'needs --resume', path: ['retry-errors'] })
   .refine(
     ({ judgeBaseUrl: u, judgeModel: m }) =>
       u.length === m.length || (u.length === 1 && m.length > 0) || (m.length === 1 && u.length > 0) || !u.length || !m.length,

@@ -23,18 +23,19 @@ const USAGE = `usage:
   eval run [builtin | <suite.jsonl|.yaml> | --tasks <medagentbench.json> | <fhir-agentbench.csv>]
            [--solver reference|model|replay|answer-key|do-nothing] [--baseline do-nothing|none]
            [--model M --base-url URL --api-key K] [--mode client-tools|gateway] [--concurrency N] [--limit N]
-           [--category a,b] [--epochs N] [--shard i/n] [--max-steps N] [--log FILE] [--resume]
+           [--category a,b] [--epochs N] [--shard i/n] [--max-steps N] [--log FILE] [--resume [--retry-errors]]
            [--min-pass-rate PCT] [--replay LOG] [--fhir-base-url URL] [--load-ehr] [--ehr DIR] [--temperature T]
            [--max-tokens N] [--timeout SECONDS (300)] [--max-retries N (2)]
            [--protocol tools|medagentbench --benchmark-dir DIR [--prompt-file F] [--funcs F]]
-           [--judge-base-url URL --judge-model M] [--context-window TOKENS] [--quiet]
+           [--judge-base-url URL --judge-model M] [--context-window TOKENS] [--seed N] [--quiet]
   eval report LOG... [--out PREFIX]        writes PREFIX.md and PREFIX.html (default: first log's name)
   eval compare A.jsonl B.jsonl [--max-regression PP] [--allow-different-datasets]
                                           paired difference, interval, McNemar p; exit 3 when B − A's
                                           lower bound is below −PP points
-  eval export LOG --format medagentbench --out FILE [--tasks FILE]
+  eval export LOG --format medagentbench|fhir-agentbench --out FILE [--tasks FILE]
                                           the run in a benchmark's own result format (medagentbench:
                                           AgentBench's runs.jsonl, from --protocol medagentbench runs)
+                                          fhir-agentbench: the JSON evaluation_metrics.py --input reads
   eval grade --tasks FILE --results RUNS.jsonl --fhir-base-url URL --log FILE
                                           grades AgentBench result lines (an export, or the benchmark's
                                           own runs) by refsol's rules; the log reads like a run's
@@ -75,6 +76,8 @@ async function main(argv: string[]): Promise<number> {
           'max-steps': { type: 'string' },
           log: { type: 'string' },
           resume: { type: 'boolean' },
+          'retry-errors': { type: 'boolean' },
+          seed: { type: 'string' },
           'min-pass-rate': { type: 'string' },
           replay: { type: 'string' },
           'fhir-base-url': { type: 'string' },
@@ -111,6 +114,8 @@ async function main(argv: string[]): Promise<number> {
         maxSteps: values['max-steps'],
         log: values.log,
         resume: values.resume,
+        retryErrors: values['retry-errors'],
+        seed: values.seed,
         minPassRate: values['min-pass-rate'],
         replay: values.replay,
         fhirBaseUrl: values['fhir-base-url'],
@@ -132,7 +137,7 @@ async function main(argv: string[]): Promise<number> {
         funcs: values.funcs,
       });
       if (!parsed.success) throw new UsageError(parsed.error.issues.map((i) => `--${i.path.join('.')}: ${i.message}`).join('\n'));
-      return runCommand(parsed.data, { stdout: process.stdout, stderr: process.stderr, env: process.env });
+      return runCommand(parsed.data, { stdout: process.stdout, stderr: process.stderr, env: process.env, argv });
     }
     case 'report': {
       const { values, positionals } = parseArgs({ args: rest, allowPositionals: true, options: { out: { type: 'string' } } });

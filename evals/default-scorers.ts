@@ -1,13 +1,19 @@
 import type { Scorer } from './task.ts';
 import { answerScorer, fhirActionScorer, trajectoryScorer } from './scorers/builtin-scorers.ts';
 import { agentBenchJudgeScorer } from './scorers/agentbench-judge-scorer.ts';
-import { retrievalPrecisionScorer, retrievalRecallScorer } from './scorers/agentbench-retrieval-scorers.ts';
+import {
+  fhirAgentBenchPrecisionScorer,
+  fhirAgentBenchRecallScorer,
+  retrievalPrecisionScorer,
+  retrievalRecallScorer,
+} from './scorers/agentbench-retrieval-scorers.ts';
 import { agentBenchRubricScorer } from './scorers/agentbench-rubric-scorer.ts';
 import { medAgentBenchScorer } from './scorers/medagentbench-scorer.ts';
 import { modelGradedScorer, type JudgeOptions } from './scorers/model-graded-scorer.ts';
 
 /** Every scorer that applies to a scenario runs; a sample passes when all of them give 1, except the informational
- * ones (retrieval recall and precision), which are reported but never fail a sample. */
+ * ones (retrieval recall and precision, by FHIR-AgentBench's definitions and the project's), which are reported
+ * but never fail a sample. */
 export function defaultScorers(opts: { judges?: JudgeOptions[] } = {}): Scorer[] {
   const judges = opts.judges ?? [];
   return [
@@ -17,6 +23,8 @@ export function defaultScorers(opts: { judges?: JudgeOptions[] } = {}): Scorer[]
     medAgentBenchScorer(),
     medAgentBenchScorer({ conventions: 'strict' }),
     agentBenchRubricScorer(),
+    fhirAgentBenchRecallScorer(),
+    fhirAgentBenchPrecisionScorer(),
     retrievalRecallScorer(),
     retrievalPrecisionScorer(),
     ...(judges.length ? [modelGradedScorer(judges[0]), agentBenchJudgeScorer(judges)] : []),

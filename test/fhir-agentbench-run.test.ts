@@ -18,6 +18,7 @@ import { composeGateway, type ComposedGateway } from '../src/compose-gateway.ts'
 import { loadConfig } from '../src/config.ts';
 import { createMedplumFhirClient } from '../src/fhir-client/medplum-fhir-client.ts';
 import { executeTool } from '../tools/index.ts';
+import { agentBenchMetricsOracle } from './support/agentbench-metrics-oracle.ts';
 import { runEvalCli } from './support/run-eval-cli.ts';
 
 const KEY = 'sk-agentbench-test-0123';
@@ -51,6 +52,7 @@ afterAll(async () => {
 });
 
 const cli = (...args: string[]) => runEvalCli(args);
+const oracle = agentBenchMetricsOracle();
 
 describe('the generated look-alike CSV', () => {
   it('covers every answer kind the rubric knows, plus judge-only rows', () => {
@@ -136,13 +138,27 @@ describe('eval run <fhir-agentbench.csv>', () => {
     expect(run.code).toBe(0);
     const graded = readAgentBenchCsv(toCsv(rows), 'x').filter((q) => answerKind(q) !== 'judge-only').length;
     expect(run.stdout).toContain(`FHIR-AgentBench: ${rows.length + 1} questions, 1 data missing`);
-    expect(run.stdout).toContain(`rubric pass rate: 100.0% (${graded}/${graded})`);
-    expect(run.stdout).toMatch(/judge pass rate: n\/a/);
-    // Questions of one patient stand or fall together: the interval counts the 3 patients, not the questions.
-    expect(run.stdout).toMatch(/^95% interval: \[\d+\.\d, 100\.0\] \(Wilson over 3 clusters\)$/m);
-    expect(run.stdout).toMatch(
-      /retrieval over \d+ rows with gold resources: recall 1\.000 \(all gold retrieved; mean fraction 1\.000\), precision 1\.000/,
+    expect(run.stdout).toContain(`FHIR-AgentBench questions, project rubric: 100.0% (${graded}/${graded})`);
+    expect(run.stdout).toMatch(/answer correctness \(FHIR-AgentBench\): not computed/);
+    // The benchmark's definitions: every question counts; the data-missing one retrieved nothing, so recall 0 there.
+    const n = rows.length;
+    const noGold = readAgentBenchCsv(toCsv(rows), 'x').filter((q) => Object.keys(q.trueFhirIds).length === 0).length;
+    expect(noGold).toBeGreaterThan(0);
+    expect(run.stdout).toContain(
+      `retrieval (FHIR-AgentBench definitions): recall ${(n / (n + 1)).toFixed(4)}, precision 1.0000 (all ${n + 1} questions; the 1 data-missing counted as retrieving nothing and erring)`,
     );
+    expect(run.stdout).toContain(
+      `retrieval (FHIR-AgentBench definitions): recall 1.0000, precision 1.0000 (the ${n} answerable questions)`,
+    );
+    expect(run.stdout).toMatch(
+      /retrieval \(project definitions, \d+ answerable questions with gold resources\): recall 1\.000 \(all gold retrieved; mean fraction 1\.000\), precision 1\.000/,
+    );
+    // The do-nothing floor, by default: nothing retrieved is recall 1 and precision 1 on questions without gold only.
+    expect(run.stdout).toContain(
+      `do-nothing floor: retrieval (FHIR-AgentBench definitions): recall ${(noGold / (n + 1)).toFixed(4)}, precision 1.0000 (all ${n + 1} questions;`,
+    );
+    expect(run.stdout).toMatch(/^do-nothing floor: FHIR-AgentBench questions, project rubric: \d+\.\d% \(\d+\/\d+\)/m);
+    expect(run.stdout).toMatch(/^baseline: do-nothing /m);
 
     const { header, samples, footer } = await readEvalLog(log);
     expect(header?.solver.name).toBe('answer-key');
@@ -159,7 +175,62 @@ describe('eval run <fhir-agentbench.csv>', () => {
     const html = await readFile(path.join(dir, 'answer-key-report.html'), 'utf8');
     for (const text of [md, html]) {
       expect(text).toContain(`FHIR-AgentBench: ${rows.length + 1} questions, 1 data missing`);
-      expect(text).toContain(`rubric pass rate: 100.0% (${graded}/${graded})`);
+      expect(text).toContain(`FHIR-AgentBench questions, project rubric: 100.0% (${graded}/${graded})`);
+      expect(text).toContain(`recall ${(n / (n + 1)).toFixed(4)}, precision 1.0000 (all ${n + 1} questions;`);
+      expect(text).toContain(`do-nothing floor: retrieval (FHIR-AgentBench definitions): recall ${(noGold / (n + 1)).toFixed(4)}`);
     }
-  }, 180_000);
+
+    // The log keeps what each sample retrieved (the answer key's reads are in no transcript): a replay of the log
+    // gives the same figures (before the field, recall 1 became 0).
+    expect(samples.every((s) => s.retrieved !== undefined)).toBe(true);
+    const replayed = await cli(
+      'run',
+      csv,
+      '--solver',
+      'replay',
+      '--replay',
+      log,
+      '--baseline',
+      'none',
+      '--fhir-base-url',
+      fhirBaseUrl,
+      '--fhir-auth-header',
+      `Bearer ${KEY}`,
+      '--log',
+      path.join(dir, 'replayed.jsonl'),
+      '--quiet',
+    );
+    expect(replayed.code).toBe(0);
+    const benchmarkLines = (out: string) => out.split('\n').filter((l) => l.startsWith('retrieval ('));
+    expect(benchmarkLines(replayed.stdout)).toEqual(benchmarkLines(run.stdout));
+    expect(benchmarkLines(run.stdout)).toHaveLength(3);
+
+    // The export the benchmark's evaluation_metrics.py --input reads: one row per question of the CSV, in its order.
+    const out = path.join(dir, 'answer-key-export.json');
+    const exported = await cli('export', log, '--format', 'fhir-agentbench', '--out', out);
+    expect(exported.stderr).toBe('');
+    expect(exported.stdout).toContain(`wrote ${n + 1} rows (fhir-agentbench)`);
+    const exportRows = JSON.parse(await readFile(out, 'utf8')) as Array<Record<string, unknown>>;
+    expect(exportRows.map((r) => r.question_id)).toEqual([...rows.map((r) => r.question_id), 'missing-gold']);
+    for (const r of exportRows) expect(Object.keys(r).sort()).toEqual(['agent_answer', 'agent_fhir_resources', 'error', 'question_id']);
+    const questions = readAgentBenchCsv(toCsv([...rows, tampered]), 'x');
+    const withGold = questions.find((q) => Object.keys(q.trueFhirIds).length > 0)!;
+    const row = exportRows.find((r) => r.question_id === withGold.questionId)!;
+    for (const [type, ids] of Object.entries(withGold.trueFhirIds))
+      expect((row.agent_fhir_resources as Record<string, string[]>)[type]).toEqual(expect.arrayContaining(ids));
+    expect(row).toMatchObject({ agent_answer: expect.any(String), error: null });
+    expect(exportRows.at(-1)).toMatchObject({
+      agent_answer: null,
+      agent_fhir_resources: {},
+      error: expect.stringMatching(/^data missing: /),
+    });
+
+    // The whole pipeline against the benchmark's own code: the export scored by metrics_utils.py gives the run's figures.
+    if ('skip' in oracle) return console.warn(`[FHIR-AgentBench metrics oracle] not compared: ${oracle.skip}`);
+    const theirs = oracle.oracle({ gold: Object.fromEntries(questions.map((q) => [q.questionId, q.trueFhirIds])), rows: exportRows });
+    const all = (footer?.summary.fhirAgentBench as { benchmark: { all: { recall: number; precision: number } } }).benchmark.all;
+    expect(theirs.rows).toHaveLength(n + 1);
+    expect(theirs.recall).toBeCloseTo(all.recall, 12);
+    expect(theirs.precision).toBeCloseTo(all.precision, 12);
+  }, 400_000);
 });

@@ -6,6 +6,7 @@ import type { AgentBenchQuestion } from '../evals/fhir-agentbench/agentbench-que
 import { agentBenchToScenario } from '../evals/fhir-agentbench/agentbench-scenario.ts';
 import { answerKind } from '../evals/fhir-agentbench/answer-kind.ts';
 import { JUDGE_PROMPT_SHA256, JUDGE_PROMPT_VERSION } from '../evals/fhir-agentbench/judge-prompt.ts';
+import { NULL_ANSWER_PROMPT_SHA256, NULL_ANSWER_PROMPT_VERSION } from '../evals/fhir-agentbench/null-answer-prompt.ts';
 import { readReference, referencesInToolResult, retrievalMetrics } from '../evals/fhir-agentbench/retrieval-metrics.ts';
 import { agentBenchJudgeScorer, gradeOf } from '../evals/scorers/agentbench-judge-scorer.ts';
 import { retrievalPrecisionScorer, retrievalRecallScorer } from '../evals/scorers/agentbench-retrieval-scorers.ts';
@@ -240,15 +241,34 @@ describe('the judge, through an OpenAI-compatible server', () => {
     }
   });
 
-  it('settles the null-answer step without a model call, and tells the judge "no answer" for rows without gold', async () => {
+  it("follows the benchmark's steps: an error scores 0, the null-answer step asks the judge only where no answer is expected", async () => {
     const judge = agentBenchJudgeScorer({ baseUrl: up.baseUrl, model: 'j' });
+    expect(judge.args).toMatchObject({ nullAnswerPrompt: NULL_ANSWER_PROMPT_VERSION, nullAnswerPromptSha256: NULL_ANSWER_PROMPT_SHA256 });
     const none = question({ question: 'Any procedures last year?', trueAnswer: [[0]], trueFhirIds: {} });
-    const before = up.requests.length;
-    expect(await judge.score(ctx(none, output([])))).toMatchObject({ value: 1, metadata: { judged: false } });
-    expect(await judge.score(ctx(none, output(null, { rawAnswer: null })))).toMatchObject({ value: 0, metadata: { judged: false } });
+    let before = up.requests.length;
+    // An errored sample is 0 whatever it answered, without a call.
+    expect(await judge.score(ctx(none, output([], { error: 'upstream 500' })))).toMatchObject({ value: 0, metadata: { judged: false } });
     expect(up.requests.length).toBe(before);
-    up.enqueue(completionReply({ content: '0' }));
+    // No gold: the judge reads the answer as "no answer" (punctuation and case ignored), which scores 1.
+    up.enqueue(completionReply({ content: 'No answer.' }));
+    expect(await judge.score(ctx(none, output([])))).toMatchObject({ value: 1, metadata: { judged: false } });
+    const asked = up.requests.at(-1)?.body.messages[0].content as string;
+    expect(asked).toContain('Question: Any procedures last year?');
+    expect(asked).toContain('Answer: []');
+    // Read as answered: the judge compares it with "no answer".
+    up.enqueue(completionReply({ content: 'question answered' }), completionReply({ content: '0' }));
     expect((await judge.score(ctx(none, output(['yes, twice']))))?.value).toBe(0);
     expect(up.requests.at(-1)?.body.messages[0].content).toContain('True answer: no answer');
+    // Nothing given at all, and the judge did not read "no answer" (its server failed): 0.
+    up.enqueue({ status: 500, body: { error: { message: 'down' } } });
+    expect(await judge.score(ctx(none, output(null, { rawAnswer: null })))).toMatchObject({ value: 0, explanation: 'no answer was given' });
+    // With gold, the null-answer reply would change nothing: only the judge is asked; no answer at all is 0 without a call.
+    const gold = question({ question: 'Last heart rate?', trueAnswer: [[88]] });
+    before = up.requests.length;
+    expect(await judge.score(ctx(gold, output(null, { rawAnswer: null })))).toMatchObject({ value: 0 });
+    expect(up.requests.length).toBe(before);
+    up.enqueue(completionReply({ content: '1' }));
+    expect((await judge.score(ctx(gold, output([88]))))?.value).toBe(1);
+    expect(up.requests.length).toBe(before + 1);
   });
 });

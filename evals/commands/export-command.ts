@@ -6,6 +6,8 @@ import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { readEvalLog, type EvalLog } from '../eval-log.ts';
 import { medAgentBenchRunLines } from '../medagentbench/medagentbench-run-lines.ts';
+import { agentBenchExportRows } from '../fhir-agentbench/agentbench-export.ts';
+import { readAgentBenchCsv } from '../fhir-agentbench/read-agentbench-csv.ts';
 import { EXIT, UsageError } from './run-command.ts';
 
 interface ExportOptions {
@@ -24,6 +26,13 @@ const FORMATS: Record<string, Exporter> = {
       throw new UsageError(`${opts.logPath}: the task file ${source ?? '(none)'} is not there; give --tasks`);
     const lines = medAgentBenchRunLines(log.samples, JSON.parse(await readFile(source, 'utf8')) as unknown);
     return { text: lines.map((l) => `${JSON.stringify(l)}\n`).join(''), rows: lines.length };
+  },
+  'fhir-agentbench': async (log, opts) => {
+    // The CSV gives the rows its order; without it, the log's order.
+    const source = opts.tasks ?? log.header?.dataset.source;
+    const questions = source && existsSync(source) ? readAgentBenchCsv(await readFile(source, 'utf8'), source) : undefined;
+    const rows = agentBenchExportRows(log, questions);
+    return { text: `${JSON.stringify(rows, null, 1)}\n`, rows: rows.length };
   },
 };
 

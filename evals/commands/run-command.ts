@@ -3,17 +3,21 @@ import { mkdir } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { judgePanel, type RunArgs } from '../cli-args.ts';
+import { judgePanel, RunArgsSchema, type RunArgs } from '../cli-args.ts';
 import { defaultScorers } from '../default-scorers.ts';
 import { checkEndpoint, type EndpointProbe } from '../environment/check-endpoint.ts';
 import { createEnvironment } from '../environment/create-environment.ts';
-import { EvalLogWriter, LOG_SCHEMA_VERSION, readEvalLog, sampleKey, type SampleRecord } from '../eval-log.ts';
+import { attemptOf, EvalLogWriter, LOG_SCHEMA_VERSION, readEvalLog, sampleKey, type HeaderRecord, type SampleRecord } from '../eval-log.ts';
+import type { FailureCause } from '../failure-cause.ts';
+import type { EhrIdentity } from '../provenance-schema.ts';
+import { resumeMismatches } from '../resume-mismatches.ts';
+import { bundlesSha256, externalEhrIdentity, runProvenance } from '../run-provenance.ts';
 import { gitRevision } from '../git-revision.ts';
 import { loadDataset, shardScenarios } from '../load-dataset.ts';
 import { generateMabEhr } from '../medagentbench/generate-ehr.ts';
 import { ProtocolRunError, setupProtocolRun, type ProtocolRun } from '../medagentbench/protocol-run.ts';
 import type { LoadedDataset } from '../load-dataset.ts';
-import { summarize } from '../metrics.ts';
+import { causeOf, summarize } from '../metrics.ts';
 import { baselineSummary } from '../baseline-summary.ts';
 import { doNothingSolver } from '../solvers/do-nothing-solver.ts';
 import { writeClosingLines } from './closing-lines.ts';
@@ -25,7 +29,7 @@ import { referenceSolver } from '../solvers/reference-solver.ts';
 import { replaySolver } from '../solvers/replay-solver.ts';
 import { answerKeySolver } from '../solvers/answer-key-solver.ts';
 import { checkGoldData } from '../fhir-agentbench/check-gold-data.ts';
-import { summarizeAgentBench } from '../fhir-agentbench/agentbench-summary.ts';
+import { judgeLabelOf, summarizeAgentBench } from '../fhir-agentbench/agentbench-summary.ts';
 import { createMedplumFhirClient } from '../../src/fhir-client/medplum-fhir-client.ts';
 import { loadSyntheticEhrBundles } from '../../fixtures/synthetic-ehr.ts';
 import { readEhrBundles } from '../../src/fhir-loader/read-ehr-bundles.ts';
@@ -38,9 +42,15 @@ export interface RunIo {
   stderr: NodeJS.WriteStream | { isTTY?: boolean; write(s: string): boolean };
   env: NodeJS.ProcessEnv;
   fetch?: typeof fetch;
+  /** The command line after the program name, recorded (secrets redacted) in the log header. */
+  argv?: readonly string[];
 }
 
-export const EXIT = { ok: 0, harnessError: 2, belowMinPassRate: 3, usage: 64 } as const;
+/** resumeRefused: `--resume` found a setting that differs from the log's (one line each on stderr; log untouched). */
+export const EXIT = { ok: 0, harnessError: 2, belowMinPassRate: 3, resumeRefused: 4, usage: 64 } as const;
+
+/** What `--retry-errors` runs again: the run's fault, not the model's answer. */
+const RETRYABLE = new Set<FailureCause>(['upstream-error', 'timeout', 'harness-error', 'rate-limit']);
 
 export async function runCommand(args: RunArgs, io: RunIo): Promise<number> {
   const source = args.target === 'builtin' ? BUILTIN_SUITE : args.target;
@@ -76,6 +86,7 @@ export async function runCommand(args: RunArgs, io: RunIo): Promise<number> {
     throw new UsageError('--ehr seeds the embedded FHIR server; load an external one with npm run load -- --fhir-base-url URL DIR');
   }
   await preflight(args, io, fhirBaseUrl, headers);
+  let ehrSha256: string | null = null;
   // An external FHIR server: the one given, or the gateway's; none means the embedded store.
   const externalFhirUrl = fhirBaseUrl || (gateway && args.baseUrl ? new URL('/fhir', args.baseUrl).href : undefined);
   const created = await createEnvironment({
@@ -83,9 +94,19 @@ export async function runCommand(args: RunArgs, io: RunIo): Promise<number> {
     headers,
     loadEhr: args.loadEhr,
     // --ehr: any folder of bundles or NDJSON (e.g. the MIMIC-IV demo) instead of the dataset's own EHR.
-    bundles: async () =>
-      args.ehr ? readEhrBundles(args.ehr) : dataset.medagentbench ? generateMabEhr(dataset.medagentbench) : loadSyntheticEhrBundles(),
+    bundles: async () => {
+      const bundles = args.ehr
+        ? await readEhrBundles(args.ehr)
+        : dataset.medagentbench
+          ? await generateMabEhr(dataset.medagentbench)
+          : await loadSyntheticEhrBundles();
+      ehrSha256 = bundlesSha256(bundles);
+      return bundles;
+    },
   });
+  const ehr: EhrIdentity = externalFhirUrl
+    ? await externalEhrIdentity({ baseUrl: externalFhirUrl, headers, fetch: io.fetch, sha256: ehrSha256 })
+    : { kind: args.ehr ? 'loaded' : dataset.medagentbench ? 'generated' : 'fixtures', sha256: ehrSha256 };
   const { environment } = created;
   // FHIR-AgentBench: questions whose gold resources are not on the server are "data missing", not failures.
   const dataCheck = dataset.fhirAgentBench
@@ -106,40 +127,59 @@ export async function runCommand(args: RunArgs, io: RunIo): Promise<number> {
 
   const logPath = args.log ?? path.join('.eval-runs', `${new Date().toISOString().replace(/[:.]/g, '-')}-${task.name}.jsonl`);
   await mkdir(path.dirname(path.resolve(logPath)), { recursive: true });
+  const header: HeaderRecord = {
+    type: 'header',
+    schemaVersion: LOG_SCHEMA_VERSION,
+    runId: `${Date.now().toString(36)}-${process.pid}`,
+    createdAt: new Date().toISOString(),
+    git: await gitRevision(),
+    task: task.name,
+    dataset: { source, sha256: dataset.sha256, scenarios: dataset.scenarios.length, ungradable: dataset.ungradable ?? [] },
+    solver: { name: solver.name, args: solver.args },
+    scorers: task.scorers.map((s) => ({ name: s.name, args: s.args })),
+    spec: {
+      epochs: args.epochs,
+      concurrency: args.concurrency,
+      maxSteps: args.maxSteps,
+      limit: args.limit ?? null,
+      category: args.category ?? null,
+      shard: args.shard ? `${args.shard.index}/${args.shard.count}` : null,
+      isolation: environment.isolation,
+      environment: environment.description,
+      ...protocolRun?.spec,
+      ...(dataCheck
+        ? { dataCheck: { present: dataCheck.present.length, dataMissing: dataCheck.missing.length, missing: dataCheck.missing } }
+        : {}),
+    },
+    provenance: runProvenance({
+      argv: io.argv ?? process.argv.slice(2),
+      // Every option by name, unset ones as null, so a reader sees what was not given as well as what was.
+      options: Object.fromEntries(Object.keys(RunArgsSchema.shape).map((k) => [k, args[k as keyof RunArgs] ?? null])),
+      seed: args.seed,
+      protocol: protocolOf(args),
+      sends: solver.sends,
+      ehr,
+    }),
+  };
   const previous = args.resume && existsSync(logPath) ? await readEvalLog(logPath) : undefined;
+  // Checked before the writer opens: a refused resume leaves the log byte-for-byte as it was.
+  const refused = previous?.header ? resumeMismatches(previous.header, header) : [];
+  if (refused.length) {
+    for (const line of refused) io.stderr.write(`${line}\n`);
+    await environment.close();
+    return EXIT.resumeRefused;
+  }
   const planned = new Set(plannedSamples(scenarios, args.epochs).map(({ scenario, epoch }) => sampleKey({ id: scenario.id, epoch })));
-  const prior = (previous?.samples ?? []).filter((s) => planned.has(sampleKey(s)));
+  const done = (previous?.samples ?? []).filter((s) => planned.has(sampleKey(s)));
+  // --retry-errors: the latest attempt of a sample that failed by the run's fault is run again as the next attempt;
+  // the earlier one stays in the log, and readers keep the latest.
+  const retry = args.retryErrors ? done.filter((s) => RETRYABLE.has(causeOf(s) as FailureCause)) : [];
+  const attempts = new Map(retry.map((s) => [sampleKey(s), attemptOf(s) + 1]));
+  const prior = done.filter((s) => !attempts.has(sampleKey(s)));
   const skip = new Set(prior.map(sampleKey));
   const writer = await EvalLogWriter.open(logPath, { resume: Boolean(previous) });
-  if (!previous?.header) {
-    await writer.append({
-      type: 'header',
-      schemaVersion: LOG_SCHEMA_VERSION,
-      runId: `${Date.now().toString(36)}-${process.pid}`,
-      createdAt: new Date().toISOString(),
-      git: await gitRevision(),
-      task: task.name,
-      dataset: { source, sha256: dataset.sha256, scenarios: dataset.scenarios.length, ungradable: dataset.ungradable ?? [] },
-      solver: { name: solver.name, args: solver.args },
-      scorers: task.scorers.map((s) => ({ name: s.name, args: s.args })),
-      spec: {
-        epochs: args.epochs,
-        concurrency: args.concurrency,
-        maxSteps: args.maxSteps,
-        limit: args.limit ?? null,
-        category: args.category ?? null,
-        shard: args.shard ? `${args.shard.index}/${args.shard.count}` : null,
-        isolation: environment.isolation,
-        environment: environment.description,
-        ...protocolRun?.spec,
-        ...(dataCheck
-          ? { dataCheck: { present: dataCheck.present.length, dataMissing: dataCheck.missing.length, missing: dataCheck.missing } }
-          : {}),
-      },
-    });
-  } else {
-    await writer.append({ type: 'resume', at: new Date().toISOString(), skipped: skip.size });
-  }
+  if (!previous?.header) await writer.append(header);
+  else await writer.append({ type: 'resume', at: new Date().toISOString(), skipped: skip.size, retried: retry.length });
 
   const progress = args.quiet
     ? undefined
@@ -164,6 +204,7 @@ export async function runCommand(args: RunArgs, io: RunIo): Promise<number> {
       snapshotWrites: gateway,
       clockPinned: !gateway,
       skip,
+      attempts,
       signal: controller.signal,
       contextWindow: args.contextWindow,
       onSample: async (rec) => {
@@ -178,24 +219,18 @@ export async function runCommand(args: RunArgs, io: RunIo): Promise<number> {
   }
   const all = [...prior, ...fresh];
   const summary = summarize(all);
-  const baseline =
-    (args.baseline ?? (dataset.medagentbench ? 'do-nothing' : 'none')) === 'do-nothing' &&
+  // The do-nothing floor: by default for both benchmarks' files.
+  const floor =
+    (args.baseline ?? (dataset.medagentbench || dataset.fhirAgentBench ? 'do-nothing' : 'none')) === 'do-nothing' &&
     args.solver !== 'do-nothing' &&
     !protocolRun &&
     !controller.signal.aborted
-      ? baselineSummary(
-          'do-nothing',
-          summarize(
-            await runEval({
-              task: { ...task, solver: doNothingSolver() },
-              environment,
-              concurrency: args.concurrency,
-              clockPinned: !gateway,
-            }),
-          ),
-        )
+      ? await runEval({ task: { ...task, solver: doNothingSolver() }, environment, concurrency: args.concurrency, clockPinned: !gateway })
       : undefined;
-  const agentBench = dataCheck ? summarizeAgentBench(all, dataCheck.missing.length) : undefined;
+  const agentBench = dataCheck ? summarizeAgentBench(all, dataCheck.missing, { judge: judgeLabelOf(task.scorers), floor }) : undefined;
+  const baseline = floor
+    ? { ...baselineSummary('do-nothing', summarize(floor)), ...(agentBench?.floor ? { fhirAgentBench: agentBench.floor } : {}) }
+    : undefined;
   const interrupted = controller.signal.aborted || all.length < planned.size;
   await writer.append({
     type: 'footer',
@@ -238,6 +273,7 @@ async function makeSolver(args: RunArgs, io: RunIo): Promise<Solver> {
     retries: args.maxRetries,
     temperature: args.temperature,
     maxTokens: args.maxTokens,
+    seed: args.seed,
     tools: args.mode === 'client-tools' ? { definitions: openAiToolDefinitions, execute: executeTool } : undefined,
   });
 }
@@ -254,6 +290,12 @@ async function preflight(args: RunArgs, io: RunIo, fhirBaseUrl: string | undefin
     probes.push({ flag: '--judge-base-url', baseUrl: url, path: 'models', headers: bearer(args.apiKey), fetch: io.fetch });
   if (fhirBaseUrl) probes.push({ flag: '--fhir-base-url', baseUrl: fhirBaseUrl, path: 'metadata', headers: fhirHeaders, fetch: io.fetch });
   await Promise.all(probes.map((p) => checkEndpoint(p)));
+}
+
+/** The agent protocol of the run: the project's tools unless a benchmark's own protocol was asked for. */
+function protocolOf(args: RunArgs): string {
+  const protocol = (args as { protocol?: unknown }).protocol;
+  return typeof protocol === 'string' ? protocol : 'tools';
 }
 
 async function startProtocolRun(args: RunArgs, dataset: LoadedDataset, io: RunIo): Promise<ProtocolRun> {

@@ -9,7 +9,8 @@ export interface GoldDataCheck {
   /** Question ids whose gold resources and patient are all present. */
   present: string[];
   /** Question ids with something missing, and what (at most 5 references each). */
-  missing: Array<{ id: string; missing: string[]; missingCount: number }>;
+  /** `gold` is the question's number of gold ids: the benchmark scores a question without any differently. */
+  missing: Array<{ id: string; missing: string[]; missingCount: number; gold: number }>;
   /** Distinct references checked, and how many of them were found. */
   checked: number;
   found: number;
@@ -41,7 +42,8 @@ export async function checkGoldData(
   const check: GoldDataCheck = { present: [], missing: [], checked: jobs.reduce((n, j) => n + j.ids.length, 0), found: found.size };
   for (const q of questions) {
     const absent = [`Patient/${q.patientFhirId}`, ...goldReferences(q)].filter((ref) => !found.has(ref));
-    if (absent.length) check.missing.push({ id: q.questionId, missing: absent.slice(0, 5), missingCount: absent.length });
+    if (absent.length)
+      check.missing.push({ id: q.questionId, missing: absent.slice(0, 5), missingCount: absent.length, gold: goldReferences(q).length });
     else check.present.push(q.questionId);
   }
   return check;

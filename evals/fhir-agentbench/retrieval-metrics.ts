@@ -1,7 +1,7 @@
-// Retrieval recall and precision of resource ids, as FHIR-AgentBench computes them (utils/metrics_utils.py and
-// evaluation_metrics.py): only retrieved resources of the gold resource types count; recall is the benchmark's
-// binary "every gold resource was retrieved", with the fraction kept beside it; precision is the share of those
-// retrieved resources that are gold, 0 when none was retrieved.
+// The project's own retrieval recall and precision of resource ids, on questions with gold resources (FHIR-AgentBench's
+// own definitions are benchmark-retrieval.ts): only retrieved resources of the gold resource types count; recall is
+// binary ("every gold resource was retrieved"), with the fraction kept beside it; precision is the share of those
+// retrieved resources that are gold, 0 when none was retrieved (the benchmark leaves that case out instead).
 import { shownReferences } from '../../src/agent/shown-references.ts';
 export interface RetrievalMetrics {
   /** 1 when every gold resource was retrieved, else 0 (the benchmark's recall). */

@@ -70,7 +70,7 @@ input{padding:4px;width:280px}.errors{border:1px solid #fca5a5;background:#fef2f
 <ul id="highlights">${runHighlights(run, summary)
     .map((l) => `<li>${esc(l)}</li>`)
     .join('')}</ul>
-${causesHtml(run.samples)}${agentBenchReportLines(h, run.samples)
+${causesHtml(run.samples)}${agentBenchReportLines(h, run.samples, run.baseline)
     .map((l) => `<p>${esc(l)}</p>`)
     .join('')}
 ${harnessErrors(run.samples)}<p>solver <code>${esc(h?.solver.name ?? '?')}</code> <code>${esc(

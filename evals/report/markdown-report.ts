@@ -22,7 +22,7 @@ export function markdownReport(run: MergedRun): string {
   for (const w of run.warnings) lines.push(`> warning: ${w}`);
   lines.push(`**pass rate: ${formatPassRate(overall)}**; errors: ${overall.errors}`, '');
   lines.push(...runHighlights(run, summary).map((l) => `- ${l}`), '');
-  const agentBench = agentBenchReportLines(h, run.samples);
+  const agentBench = agentBenchReportLines(h, run.samples, run.baseline);
   if (agentBench.length) lines.push(...agentBench.map((l) => `- ${l}`), '');
   lines.push(
     `| category | pass rate | 95% interval |${withK ? ' pass@k / pass^k |' : ''}${run.baseline ? ' do-nothing |' : ''} steps | tool calls (errors) | prompt tok | completion tok | reasoning tok | cached tok | finish reasons | p50 / p95 latency |`,

@@ -1,42 +1,74 @@
-// Retrieval recall and precision for FHIR-AgentBench rows that have gold resources. What counts as retrieved: every
-// resource the sandbox's FHIR client got back (recording-fetch.ts: client-side tools, the answer-key solver), every
-// resource the agent was shown in a tool result (client-side tools: the transcript; the gateway's tools: each call's
-// `shown` in the `fhir_agent` trace), and every read-by-id in that trace. The
-// scores are informational: they are reported, and do not decide whether the answer passed.
+// Retrieval scores of FHIR-AgentBench questions, two ways, each under its own name:
+// - `fhir_agentbench_recall` / `fhir_agentbench_precision`: the benchmark's definitions (benchmark-retrieval.ts),
+//   on every question. Where the benchmark's figure is NaN the scorer gives no score, so the mean of a scorer's
+//   values is the benchmark's mean (NaN left out); the other scorer's explanation says why it is missing.
+// - `retrieval_recall` / `retrieval_precision`: the project's own (retrieval-metrics.ts), on questions with gold
+//   resources only, with precision 0 when nothing of the gold types was retrieved and recall's fraction kept beside.
+// What counts as retrieved: retrieved-resources.ts. All four are informational: they never decide a pass.
 import type { ScoreContext, Scorer } from '../task.ts';
 import { expectsNoAnswer, goldReferences } from '../fhir-agentbench/agentbench-question.ts';
-import { readReference, referencesInToolResult, retrievalMetrics, type RetrievalMetrics } from '../fhir-agentbench/retrieval-metrics.ts';
+import { benchmarkRetrieval, idsByType, type BenchmarkRetrieval } from '../fhir-agentbench/benchmark-retrieval.ts';
+import { retrievalMetrics, type RetrievalMetrics } from '../fhir-agentbench/retrieval-metrics.ts';
+import { retrievedResources } from '../retrieved-resources.ts';
 import { agentBenchQuestionOf } from './agentbench-rubric-scorer.ts';
 
-function retrievedReferences(ctx: Pick<ScoreContext, 'output' | 'retrieved'>): Set<string> {
-  const refs = new Set(ctx.retrieved ?? []);
-  for (const m of ctx.output.transcript) {
-    if (m.role === 'tool' && typeof m.content === 'string') for (const r of referencesInToolResult(m.content)) refs.add(r);
-  }
-  for (const t of ctx.output.toolTrace) {
-    for (const r of t.shown ?? []) refs.add(r);
-    for (const req of t.fhirRequests ?? []) {
-      const ref = req.method === 'GET' && req.status < 300 ? readReference(req.url) : undefined;
-      if (ref) refs.add(ref);
-    }
-  }
-  return refs;
-}
-
-function metricsFor(ctx: ScoreContext): RetrievalMetrics | undefined {
+function projectMetrics(ctx: ScoreContext): RetrievalMetrics | undefined {
   if (ctx.scenario.expected.kind !== 'fhir-agentbench') return undefined;
   const q = agentBenchQuestionOf(ctx.scenario.metadata);
-  // The benchmark scores rows without gold resources as recall 1, precision 0; we leave them out of both means.
+  // The project's own figures leave questions without gold resources out (the benchmark's count them: see above).
   if (expectsNoAnswer(q)) return undefined;
-  return retrievalMetrics(retrievedReferences(ctx), goldReferences(q));
+  return retrievalMetrics(retrievedResources(ctx.output, ctx.retrieved), goldReferences(q));
+}
+
+function benchmarkMetrics(ctx: ScoreContext): BenchmarkRetrieval | undefined {
+  if (ctx.scenario.expected.kind !== 'fhir-agentbench') return undefined;
+  const q = agentBenchQuestionOf(ctx.scenario.metadata);
+  return benchmarkRetrieval(idsByType(retrievedResources(ctx.output, ctx.retrieved)), q.trueFhirIds);
+}
+
+const BENCHMARK = 'FHIR-AgentBench definitions (metrics_utils.py): gold resource types only';
+
+function counts(m: BenchmarkRetrieval): string {
+  return `${m.counted} retrieved id(s) of the gold types, ${m.gold} gold id(s)`;
+}
+
+export function fhirAgentBenchRecallScorer(): Scorer {
+  return {
+    name: 'fhir_agentbench_recall',
+    args: { definition: `${BENCHMARK}; binary: 1 when every gold id was retrieved; no gold and none retrieved: 1` },
+    async score(ctx) {
+      const m = benchmarkMetrics(ctx);
+      if (!m || m.recall === null) return undefined;
+      const precision = m.precision === null ? '; precision NaN (gold but nothing of its types retrieved): left out of its mean' : '';
+      return { value: m.recall, answer: counts(m), explanation: `recall ${m.recall}${precision}`, metadata: { informational: true } };
+    },
+  };
+}
+
+export function fhirAgentBenchPrecisionScorer(): Scorer {
+  return {
+    name: 'fhir_agentbench_precision',
+    args: { definition: `${BENCHMARK}; continuous: share of them that are gold; no gold and none retrieved: 1` },
+    async score(ctx) {
+      const m = benchmarkMetrics(ctx);
+      if (!m || m.precision === null) return undefined;
+      const recall = m.recall === null ? '; recall NaN (no gold ids, some retrieved): left out of its mean' : '';
+      return {
+        value: m.precision,
+        answer: counts(m),
+        explanation: `precision ${m.precision.toFixed(4)}${recall}`,
+        metadata: { informational: true },
+      };
+    },
+  };
 }
 
 export function retrievalRecallScorer(): Scorer {
   return {
     name: 'retrieval_recall',
-    args: { definition: 'every gold resource retrieved (binary, as FHIR-AgentBench)' },
+    args: { definition: 'project definitions: every gold resource retrieved (binary), questions with gold resources only' },
     async score(ctx) {
-      const m = metricsFor(ctx);
+      const m = projectMetrics(ctx);
       if (!m) return undefined;
       return {
         value: m.recall,
@@ -53,9 +85,9 @@ export function retrievalRecallScorer(): Scorer {
 export function retrievalPrecisionScorer(): Scorer {
   return {
     name: 'retrieval_precision',
-    args: { definition: 'share of retrieved resources of the gold types that are gold (0 when none)' },
+    args: { definition: 'project definitions: share of retrieved resources of the gold types that are gold (0 when none)' },
     async score(ctx) {
-      const m = metricsFor(ctx);
+      const m = projectMetrics(ctx);
       if (!m) return undefined;
       return {
         value: m.precision,

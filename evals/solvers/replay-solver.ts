@@ -1,4 +1,5 @@
-// Re-scores a previous log: returns each sample's logged answer, trace and writes without calling any model.
+// Re-scores a previous log: returns each sample's logged answer, trace, writes and retrieved resources without calling
+// any model.
 import type { Resource } from '@medplum/fhirtypes';
 import type { Solver, SolverOutput } from '../task.ts';
 import type { SampleRecord } from '../eval-log.ts';
@@ -26,6 +27,7 @@ export function replaySolver(samples: SampleRecord[]): Solver {
         toolTrace: s.toolTrace,
         modelCalls: s.modelCalls,
         writes: s.writes as unknown as Resource[],
+        retrieved: Object.entries(s.retrieved ?? {}).flatMap(([type, ids]) => ids.map((id) => `${type}/${id}`)),
       };
       if (s.error) out.error = s.error;
       return out;

@@ -27,7 +27,10 @@ export interface OracleResult {
   recall: number | null;
   precision: number | null;
 }
-export type Oracle = (input: { gold: Record<string, Record<string, string[]>>; rows: unknown[] }) => OracleResult;
+export type Oracle = (input: {
+  gold: Readonly<Record<string, Readonly<Record<string, readonly string[]>>>>;
+  rows: readonly unknown[];
+}) => OracleResult;
 
 /** The oracle, or why it cannot run here. */
 export function agentBenchMetricsOracle(): { oracle: Oracle } | { skip: string } {

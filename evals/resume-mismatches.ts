@@ -1,0 +1,60 @@
+// `--resume` continues a run only under the settings it was started with: one headline from two configurations (another
+// model, endpoint, step limit or prompt) is a number no run produced. This lists every recorded setting that differs.
+import type { HeaderRecord } from './eval-log.ts';
+
+/** Solver arguments by the name a user knows them by. */
+const SOLVER_ARG_LABELS: Record<string, string> = { model: 'model', baseUrl: 'endpoint (--base-url)', mode: 'mode (--mode)' };
+/** Options recorded in the provenance that change what a sample's outcome can be. */
+const OPTION_LABELS: Record<string, string> = {
+  timeout: 'timeout (--timeout)',
+  maxRetries: 'retries (--max-retries)',
+  contextWindow: 'context window (--context-window)',
+  temperature: 'temperature (--temperature)',
+  maxTokens: 'max tokens (--max-tokens)',
+  mode: 'mode (--mode)',
+};
+
+function settingsOf(h: HeaderRecord): Map<string, unknown> {
+  const s = new Map<string, unknown>();
+  s.set('solver', h.solver.name);
+  for (const [k, v] of Object.entries(h.solver.args)) s.set(SOLVER_ARG_LABELS[k] ?? `solver ${k}`, v);
+  s.set('scorers', h.scorers);
+  s.set('dataset (sha256)', h.dataset.sha256);
+  if (h.spec.concurrency !== undefined) s.set('concurrency (--concurrency)', h.spec.concurrency);
+  if (h.spec.maxSteps !== undefined) s.set('max steps (--max-steps)', h.spec.maxSteps);
+  const p = h.provenance;
+  if (h.spec.protocol !== undefined || p) s.set('protocol (--protocol)', h.spec.protocol ?? p?.protocol ?? 'tools');
+  if (!p) return s;
+  for (const [k, label] of Object.entries(OPTION_LABELS)) if (!s.has(label)) s.set(label, p.options[k] ?? null);
+  s.set('seed (--seed)', p.seed);
+  s.set('system prompt (sha256)', p.systemPromptSha256);
+  s.set('tool definitions (sha256)', p.toolsSha256);
+  s.set('EHR', p.ehr);
+  return s;
+}
+
+/** One line per differing setting; empty when the run may go on. */
+export function resumeMismatches(logged: HeaderRecord, now: HeaderRecord): string[] {
+  const before = settingsOf(logged);
+  const after = settingsOf(now);
+  // A log written before provenance was recorded is checked on what it has; what it lacks cannot be compared.
+  const labels = logged.provenance ? new Set([...before.keys(), ...after.keys()]) : new Set(before.keys());
+  const lines: string[] = [];
+  for (const label of labels) {
+    const a = show(before.get(label));
+    const b = show(after.get(label));
+    if (a !== b) lines.push(`--resume refused: ${label} differs: the log has ${a}, this run has ${b}`);
+  }
+  if (lines.length && !logged.provenance)
+    lines.push('--resume refused: the log predates recorded provenance, so only its solver, scorers, dataset and spec were compared');
+  return lines;
+}
+
+function show(v: unknown): string {
+  if (v === undefined) return '(not set)';
+  return JSON.stringify(v, (_k, x: unknown) => (x && typeof x === 'object' && !Array.isArray(x) ? sortKeys(x) : x));
+}
+
+function sortKeys(o: object): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(o).sort(([a], [b]) => a.localeCompare(b)));
+}
