@@ -12,7 +12,7 @@ import type { ServerTools } from './agent/tool-contract.ts';
 import { buildApp, type AppDeps } from './app.ts';
 import type { AuditSink } from './audit/audit-trail.ts';
 import { createAccessControl } from './auth/create-access-control.ts';
-import { bootSmartFhirClient } from './compose/boot-smart-fhir-client.ts';
+import { BOOT_WAIT_MS, bootSmartFhirClient } from './compose/boot-smart-fhir-client.ts';
 import { createFhirBackend, type Seed } from './compose/create-fhir-backend.ts';
 import { createLocalModel } from './compose/create-local-model.ts';
 import { createModelUpstream } from './compose/create-model-upstream.ts';
@@ -92,6 +92,9 @@ export async function composeGateway(opts: ComposeGatewayOptions): Promise<Compo
   const telemetry = await createTelemetry(config);
   const observed = Boolean(telemetry.metrics || telemetry.tracer);
   // SMART Backend Services: a token first (boot fails here, naming the variable), then only the tools it covers.
+  // Neither waits long for a server that does not answer (BOOT_WAIT_MS, then the /metadata read's remaining
+  // second or more): the gateway listens within 5 s, and GET /ready reports and picks up what is still missing.
+  const fhirBootStarted = Date.now();
   const smart =
     config.FHIR_AUTH === 'smart-backend' && !opts.fhir
       ? await bootSmartFhirClient(config, logger, (granted) => toolsForScopes(toolRegistry.values(), granted))
@@ -103,6 +106,7 @@ export async function composeGateway(opts: ComposeGatewayOptions): Promise<Compo
       ? await readSearchCapabilities(smart?.fhir ?? externalFhirClient(config), logger, {
           tools: { names: toolRegistry.keys(), unavailable: (name, caps) => unavailableReason(name, { capabilities: caps }) },
           now: opts.now,
+          timeoutMs: Math.max(1000, BOOT_WAIT_MS + 1000 - (Date.now() - fhirBootStarted)),
         })
       : undefined;
   const served = serverToolsFor({

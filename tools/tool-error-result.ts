@@ -19,14 +19,22 @@ function outcomeMessage(err: FhirError): string {
   return issue?.diagnostics ?? issue?.details?.text ?? err.message;
 }
 
+/**
+ * A failure as the model and the MCP caller see it: codes and fixed phrases, never an exception's own text (fetch
+ * quotes the header values it refuses, a token among them; parsers quote what they read). What a FHIR server said
+ * about a request it refused (4xx) is kept, since it tells the model what to change; a 5xx or a failed exchange
+ * carries the gateway's own words (FhirError messages, which name no secret).
+ */
 export function toolErrorResult(err: unknown, ctx: Pick<ToolContext, 'signal'>): ToolFailure {
   if (ctx.signal?.aborted) return toolFailure('aborted', 'The request was cancelled before the tool finished');
   const name = (err as { name?: unknown } | null)?.name;
   if (name === 'TimeoutError') return toolFailure('timeout', 'The FHIR server did not answer in time');
   if (name === 'AbortError') return toolFailure('aborted', 'The tool call was aborted');
-  if (err instanceof FhirError)
-    return toolFailure(err.status === 403 ? 'forbidden' : 'fhir_error', outcomeMessage(err), { status: err.status });
+  if (err instanceof FhirError) {
+    const message = err.status < 500 && !err.noAnswer ? outcomeMessage(err) : err.message;
+    return toolFailure(err.status === 403 ? 'forbidden' : 'fhir_error', message, { status: err.status });
+  }
   if (err instanceof z.ZodError)
     return toolFailure('invalid_arguments', 'The arguments do not match the tool schema', { details: zodIssues(err) });
-  return toolFailure('internal_error', err instanceof Error ? err.message : String(err));
+  return toolFailure('internal_error', 'The tool failed inside the gateway; retrying the same call will not help');
 }

@@ -23,6 +23,8 @@ export interface ReadSearchCapabilitiesOptions {
   now?: () => number;
   /** Least time between two reads (default one minute). */
   minIntervalMs?: number;
+  /** How long the boot-time read may take (default 3 s): a server that does not answer is read later, by GET /ready. */
+  timeoutMs?: number;
 }
 
 export async function readSearchCapabilities(
@@ -69,7 +71,7 @@ export async function readSearchCapabilities(
   }
 
   try {
-    accept(await fhir.readCapabilityStatement({ signal: AbortSignal.timeout(15_000) }));
+    accept(await fhir.readCapabilityStatement({ signal: AbortSignal.timeout(o.timeoutMs ?? 3000) }));
   } catch (err) {
     readAt = undefined;
     logger.warn({ err: (err as Error).message }, 'FHIR server: no usable CapabilityStatement; the tools send every search parameter');

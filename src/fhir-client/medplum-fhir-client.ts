@@ -25,6 +25,7 @@ import {
   type SearchParams,
 } from './fhir-client.ts';
 import { assertResourceId, assertResourceType, encodeSearchParams } from './assert-url-parts.ts';
+import { describeNetworkFailure } from '../shared/describe-network-failure.ts';
 import { parseRetryAfter } from '../shared/parse-retry-after.ts';
 import { MAX_RETRY_AFTER_MS, isNetworkFailure, isRetryableFailure } from './fhir-retry-policy.ts';
 import { FhirAuthError, type FhirAuth } from './smart/fhir-auth.ts';
@@ -63,9 +64,12 @@ interface Attempt {
 
 const MAX_PAGES = 1000;
 
-/** The server answered with something unusable, or not at all: a 502 whose outcome names the cause. */
-function badGateway(message: string, cause: Error = new Error(message), opts: { noAnswer?: boolean } = {}): FhirError {
-  return new FhirError(message, 502, serverError(cause), opts);
+/**
+ * The server answered with something unusable, or not at all: a 502 in the gateway's own words. Never an
+ * exception's text: fetch's errors quote header values (a token) and parsers quote bodies.
+ */
+function badGateway(message: string, opts: { noAnswer?: boolean } = {}): FhirError {
+  return new FhirError(message, 502, serverError(new Error(message)), opts);
 }
 
 function isResourceOf(value: unknown, resourceType: string): value is Resource {
@@ -97,7 +101,9 @@ export function createMedplumFhirClient(opts: MedplumFhirClientOptions): FhirCli
     let authorization: string | undefined;
     // Only what a FHIR exchange needs: injected fetches (in-process servers, recorders) need not know cache modes.
     const send = async () => {
-      const headers = auth ? { ...headerRecord(init.headers), authorization: (authorization = await auth.authorization()) } : init.headers;
+      const headers = auth
+        ? { ...headerRecord(init.headers), authorization: (authorization = await auth.authorization(init.signal ?? undefined)) }
+        : init.headers;
       return innerFetch(url, { method, headers, body: init.body, signal: init.signal, redirect: 'manual' });
     };
     try {
@@ -147,7 +153,7 @@ export function createMedplumFhirClient(opts: MedplumFhirClientOptions): FhirCli
     }
     // Medplum throws plain errors for unparseable bodies; the HTTP exchange itself succeeded.
     if (attempt.status !== undefined && !(err instanceof DOMException)) {
-      return badGateway(`Unreadable response from FHIR server (HTTP ${attempt.status}): ${(err as Error)?.message ?? err}`);
+      return badGateway(`Unreadable response from FHIR server (HTTP ${attempt.status})`);
     }
     return err;
   }
@@ -194,12 +200,7 @@ export function createMedplumFhirClient(opts: MedplumFhirClientOptions): FhirCli
         },
       );
     } catch (err) {
-      if (isNetworkFailure(err)) {
-        const cause = (err as Error).cause ?? err;
-        throw badGateway(`FHIR server unreachable: ${String(cause)}`, cause instanceof Error ? cause : new Error(String(cause)), {
-          noAnswer: true,
-        });
-      }
+      if (isNetworkFailure(err)) throw badGateway(`FHIR server unreachable: ${describeNetworkFailure(err)}`, { noAnswer: true });
       throw err;
     }
   }
@@ -246,7 +247,8 @@ export function createMedplumFhirClient(opts: MedplumFhirClientOptions): FhirCli
     let pages = 0;
     let truncated = false;
     while (url) {
-      if (seen.has(url) || pages >= MAX_PAGES) throw badGateway(`Paging loop at ${url}`);
+      if (seen.has(url) || pages >= MAX_PAGES)
+        throw badGateway('Paging loop: a next link leads back to a page already read, or past 1000 pages');
       seen.add(url);
       const pageUrl: string = url;
       const { value: bundle } = await exchange((o) => medplum.get<Bundle>(pageUrl, o), options, true);

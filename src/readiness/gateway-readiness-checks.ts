@@ -1,7 +1,7 @@
 // The gateway's readiness checks, from its configuration: the upstream answers GET /models (or the in-process model
 // is loaded), and the FHIR server answers GET /metadata (the embedded one in process). What was injected instead
 // (a test's model or FHIR client) cannot be probed, and says so.
-import type { FhirAuth } from '../fhir-client/smart/fhir-auth.ts';
+import { FhirAuthError, type FhirAuth } from '../fhir-client/smart/fhir-auth.ts';
 import type { EmbeddedFhirServer } from '../fhir-server/embedded-fhir-server.ts';
 import { probeHttp } from './probe-http.ts';
 import type { ReadinessCheck } from './readiness-check.ts';
@@ -81,7 +81,9 @@ export function fhirReadinessCheck(
         try {
           authorization = await auth.authorization(signal);
         } catch (err) {
-          return { status: 'failing', detail: `no token for GET /metadata: ${(err as Error).message}` };
+          // FhirAuthError's message is ours: the authorisation server without query or userinfo, its error code.
+          const why = err instanceof FhirAuthError ? err.message : 'the authorisation server has not answered yet';
+          return { status: 'failing', detail: `no token for GET /metadata: ${why}` };
         }
       }
       const headers = authorization ? { ...accept, authorization } : accept;

@@ -11,18 +11,25 @@ import {
 } from '@opentelemetry/semantic-conventions';
 import type { ExecuteToolFn, ServerTools } from '../agent/tool-contract.ts';
 import type { FhirRequestTrace } from '../fhir-client/fhir-client.ts';
+import { isFhirResourceType } from '../fhir/fhir-definitions.ts';
 import { GEN_AI } from './gen-ai-attributes.ts';
 import { currentStepSlot } from './step-slot.ts';
 import type { Telemetry } from './telemetry.ts';
 
-const RESOURCE_TYPE = /^[A-Z][A-Za-z]{1,63}$/;
+const LOOKS_LIKE_A_TYPE = /^[A-Z][A-Za-z]{1,63}$/;
 
-/** The resource type a FHIR URL addresses (`system` for the base: batches, transactions). Never an id or a query. */
+/**
+ * The resource type a FHIR URL addresses, from a closed set: a FHIR R4 resource type, `system` for the base
+ * (batches, transactions, HAPI's `?_getpages=`), `other` for anything else. Next links come from the FHIR server,
+ * so a label taken from their text would let it write any label and grow the series without bound. Never an id or
+ * a query.
+ */
 function fhirResourceTypeOf(url: string): { resourceType: string; host: string } {
   try {
     const u = new URL(url);
-    const type = u.pathname.split('/').find((segment) => RESOURCE_TYPE.test(segment));
-    return { resourceType: type ?? 'system', host: u.hostname };
+    const segments = u.pathname.split('/');
+    const type = segments.find(isFhirResourceType);
+    return { resourceType: type ?? (segments.some((s) => LOOKS_LIKE_A_TYPE.test(s)) ? 'other' : 'system'), host: u.hostname };
   } catch {
     return { resourceType: 'unknown', host: '' };
   }

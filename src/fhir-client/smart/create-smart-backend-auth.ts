@@ -1,7 +1,12 @@
 // SMART Backend Services (SMART App Launch 2.x): a client-credentials grant authenticated by a JWT assertion the
 // client signs with its private key. One token is shared by every request until shortly before it expires; while
-// it is fetched, concurrent callers wait on the same request. Tokens and keys are never logged or put in errors.
+// it is fetched, concurrent callers wait on the same request. Tokens and keys are never logged or put in errors,
+// and an error names the token endpoint without its query or userinfo and the server's OAuth error code without
+// its free text (error_description is the server's prose, and may quote what it was sent).
 import { z } from 'zod';
+import { describeNetworkFailure } from '../../shared/describe-network-failure.ts';
+import { untilAborted } from '../../shared/until-aborted.ts';
+import { urlForDisplay } from '../../shared/url-for-display.ts';
 import { FhirAuthError, type FhirAuth } from './fhir-auth.ts';
 import type { SigningKey } from './read-private-key.ts';
 
@@ -11,7 +16,13 @@ const tokenResponse = z.looseObject({
   expires_in: z.number().positive().optional(),
   scope: z.string().optional(),
 });
-const errorResponse = z.looseObject({ error: z.string(), error_description: z.string().optional() });
+/** RFC 6749 §5.2: an error code is printable ASCII without `"` or `\\`; anything else is not shown. */
+const errorResponse = z.looseObject({ error: z.string().regex(/^[\x20\x21\x23-\x5B\x5D-\x7E]{1,64}$/) });
+/**
+ * What an Authorization header can carry: visible ASCII, no spaces. A token with CR/LF or other controls would be
+ * refused by fetch with an error quoting it, so it is refused here, when received, without being quoted.
+ */
+const HEADER_SAFE = /^[\x21-\x7E]+$/;
 
 export interface SmartBackendAuthOptions {
   tokenUrl: string;
@@ -48,7 +59,8 @@ export function createSmartBackendAuth(o: SmartBackendAuthOptions): SmartBackend
   let current: { authorization: string; renewAt: number; scopes: string[] } | undefined;
   let pending: Promise<string> | undefined;
   let requests = 0;
-  const fail = (why: string, code?: string) => new FhirAuthError(`authorisation server ${o.tokenUrl}: ${why}`, code);
+  const shownUrl = urlForDisplay(o.tokenUrl);
+  const fail = (why: string, code?: string) => new FhirAuthError(`authorisation server ${shownUrl}: ${why}`, code);
 
   async function assertion(): Promise<string> {
     // jose is imported here, with FHIR_AUTH=smart-backend, not at every gateway's boot.
@@ -83,21 +95,21 @@ export function createSmartBackendAuth(o: SmartBackendAuthOptions): SmartBackend
         redirect: 'error',
       });
     } catch (err) {
-      const e = err as Error;
-      throw fail(`unreachable (${e.name === 'TimeoutError' ? 'timeout' : String(e.cause ?? e.message)})`);
+      throw fail(`unreachable (${describeNetworkFailure(err)})`);
     }
     const json: unknown = await res.json().catch(() => undefined);
     if (!res.ok) {
       const oauth = errorResponse.safeParse(json);
       throw fail(
-        oauth.success
-          ? `refused the token request: ${oauth.data.error}${oauth.data.error_description ? ` (${oauth.data.error_description})` : ''}`
-          : `answered HTTP ${res.status}`,
+        oauth.success ? `refused the token request: ${oauth.data.error}` : `answered HTTP ${res.status}`,
         oauth.success ? oauth.data.error : undefined,
       );
     }
     const token = tokenResponse.safeParse(json);
-    if (!token.success) throw fail(`unusable token response (${token.error.issues[0]?.path.join('.')}: ${token.error.issues[0]?.message})`);
+    // The field's name only: a zod message may quote the value, and the value may be the token.
+    if (!token.success) throw fail(`unusable token response (${token.error.issues[0]?.path.join('.') || 'not a JSON object'})`);
+    if (!HEADER_SAFE.test(token.data.access_token))
+      throw fail('unusable token response (access_token has characters a header cannot carry)');
     const lifetimeMs = (token.data.expires_in ?? DEFAULT_LIFETIME_S) * 1000;
     const authorization = `Bearer ${token.data.access_token}`;
     current = {
@@ -110,12 +122,13 @@ export function createSmartBackendAuth(o: SmartBackendAuthOptions): SmartBackend
 
   return {
     tokenUrl: o.tokenUrl,
-    async authorization() {
+    async authorization(signal) {
       if (current && now() < current.renewAt) return current.authorization;
       pending ??= requestToken().finally(() => {
         pending = undefined;
       });
-      return pending;
+      // A caller that stops waiting (its request's timeout) does not stop the token request the others share.
+      return untilAborted(pending, signal);
     },
     invalidate(authorization) {
       if (current?.authorization === authorization) current = undefined;

@@ -1,6 +1,8 @@
 // SMART's discovery document, `<FHIR base>/.well-known/smart-configuration`: where the token endpoint is, and
 // whether the server says it takes signed assertions.
 import { z } from 'zod';
+import { describeNetworkFailure } from '../../shared/describe-network-failure.ts';
+import { urlForDisplay } from '../../shared/url-for-display.ts';
 
 const smartConfiguration = z.looseObject({
   token_endpoint: z.url({ protocol: /^https?$/ }),
@@ -10,6 +12,8 @@ const smartConfiguration = z.looseObject({
 /** The token endpoint; throws an Error saying what went wrong (unreachable, not JSON, no token_endpoint). */
 export async function discoverTokenUrl(opts: { baseUrl: string; fetch: typeof fetch; timeoutMs: number }): Promise<string> {
   const url = `${opts.baseUrl.replace(/\/+$/, '')}/.well-known/smart-configuration`;
+  // Errors name it without userinfo or query: they reach the boot line and GET /ready.
+  const shown = urlForDisplay(url);
   let res: Response;
   try {
     res = await opts.fetch(url, {
@@ -18,16 +22,13 @@ export async function discoverTokenUrl(opts: { baseUrl: string; fetch: typeof fe
       redirect: 'error',
     });
   } catch (err) {
-    throw new Error(
-      `${url} unreachable (${(err as Error).name === 'TimeoutError' ? 'timeout' : String((err as Error).cause ?? (err as Error).message)})`,
-      { cause: err },
-    );
+    throw new Error(`${shown} unreachable (${describeNetworkFailure(err)})`, { cause: err });
   }
   if (!res.ok) {
     await res.body?.cancel().catch(() => {});
-    throw new Error(`${url} answered HTTP ${res.status}`);
+    throw new Error(`${shown} answered HTTP ${res.status}`);
   }
   const parsed = smartConfiguration.safeParse(await res.json().catch(() => undefined));
-  if (!parsed.success) throw new Error(`${url} has no usable token_endpoint`);
+  if (!parsed.success) throw new Error(`${shown} has no usable token_endpoint`);
   return parsed.data.token_endpoint;
 }
