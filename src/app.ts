@@ -37,6 +37,8 @@ export interface AppDeps {
   readiness?: ReadinessCheck[];
   /** The per-key rate limit, e.g. shared in Redis by the replicas. Default: in process, RATE_LIMIT_PER_MINUTE. */
   rateLimit?: RateLimit;
+  /** A key's audit bytes this minute (AUDIT_KEY_MAX_BYTES_PER_MINUTE): past them its requests get 429. */
+  auditBudget?: (keyId: string) => RateDecision;
   /** Extra routes mounted behind the same auth (e.g. the embedded FHIR server under /fhir). */
   plugins?: Array<(app: FastifyInstance) => Promise<void>>;
   /** Adds request hooks before the auth guard's, so rejected requests are seen too (metrics, traces). */
@@ -164,7 +166,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       return;
     }
     const decided = (decision: RateDecision): void => {
-      if (decision.ok) return done();
+      if (decision.ok) return auditAllowed();
       sendRejection(
         req,
         reply,
@@ -176,6 +178,20 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
             code: 'rate_limit_exceeded',
             headers: { 'retry-after': String(decision.retryAfterS) },
           },
+        ),
+      );
+    };
+    // Issue 28: a key whose requests wrote its minute's audit budget waits, as for the request rate.
+    const auditAllowed = (): void => {
+      const audit = deps.auditBudget?.(access.id);
+      if (!audit || audit.ok) return done();
+      sendRejection(
+        req,
+        reply,
+        new ApiError(
+          429,
+          `Audit budget reached: ${config.AUDIT_KEY_MAX_BYTES_PER_MINUTE} bytes of audit records per minute for this key (AUDIT_KEY_MAX_BYTES_PER_MINUTE). Retry after ${audit.retryAfterS} s.`,
+          { type: 'rate_limit_error', code: 'rate_limit_exceeded', headers: { 'retry-after': String(audit.retryAfterS) } },
         ),
       );
     };

@@ -218,6 +218,7 @@ export async function composeGateway(opts: ComposeGatewayOptions): Promise<Compo
       ],
       readiness,
       rateLimit: shared?.rateLimit,
+      auditBudget: access.auditBudget,
       now: opts.now,
       generateId: opts.generateId,
     });

@@ -64,7 +64,27 @@ export const CONFIG_VARS = {
   AUDIT_FILE_MAX_BYTES: {
     schema: int(4096, 1_099_511_627_776),
     default: '104857600',
-    help: 'Size at which the audit file is renamed to <AUDIT_FILE>.<time> and a new one started (old files are kept).',
+    help: 'Size at which the audit file is renamed to <AUDIT_FILE>.<time> and a new one started.',
+  },
+  AUDIT_FILE_MAX_TOTAL_BYTES: {
+    schema: int(4096, 1_099_511_627_776),
+    default: '10737418240',
+    help: 'Most bytes the audit file and its rotated files may take together; past it the oldest rotated files are deleted (logged), or, with AUDIT_FILE_DELETE_OLDEST=false, audit writes are refused with an error naming this variable.',
+  },
+  AUDIT_FILE_DELETE_OLDEST: {
+    schema: bool,
+    default: 'true',
+    help: 'Whether the oldest rotated audit files are deleted to stay within AUDIT_FILE_MAX_TOTAL_BYTES (false: writes are refused instead).',
+  },
+  AUDIT_KEY_MAX_BYTES_PER_MINUTE: {
+    schema: int(0, 1_099_511_627_776),
+    default: '16777216',
+    help: "Bytes of audit one API key may cause in a minute (per replica, 0 = unlimited); past it the key's requests get 429 until the minute has passed.",
+  },
+  TOOL_MAX_RESOURCES_READ: {
+    schema: int(100, 1_000_000),
+    default: '25000',
+    help: 'Most FHIR resources one tool call may read for a key (searches, scans and catalogue reads together); past it the call fails with a fhir_error naming this limit.',
   },
   UPSTREAM_BASE_URL: {
     schema: z.url({ protocol: /^https?$/ }).refine((u) => /\/v1\/?$/.test(u), 'must end in /v1'),
@@ -273,6 +293,10 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     throw new ConfigError(`invalid API_KEYS: required when HOST=${parsed.HOST} is not a loopback address`);
   }
   checkSmartBackend(parsed);
+  if (parsed.AUDIT_FILE_MAX_TOTAL_BYTES < parsed.AUDIT_FILE_MAX_BYTES)
+    throw new ConfigError(
+      `invalid AUDIT_FILE_MAX_TOTAL_BYTES=${parsed.AUDIT_FILE_MAX_TOTAL_BYTES}: must be at least AUDIT_FILE_MAX_BYTES (${parsed.AUDIT_FILE_MAX_BYTES})`,
+    );
   const upstreamModel = parsed.UPSTREAM_MODEL ?? parsed.MODEL_ID.split('/').slice(1).join('/');
   const authEnabled = apiKeys.length > 0;
   return { ...parsed, API_KEYS: keys, apiKeys, auditSink: authEnabled ? (parsed.AUDIT_SINK ?? 'file') : 'off', upstreamModel, authEnabled };

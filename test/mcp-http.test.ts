@@ -309,7 +309,15 @@ describe('the audit trail', () => {
       subtype: [{ code: 'search-type' }],
       outcome: '0',
       agent: [{ altId: 'mcp-reader' }, { requestor: false }],
-      entity: expect.arrayContaining([{ type: expect.objectContaining({ code: 'Condition' }), role: expect.anything() }]),
+      // The query's shape (parameter names, no values) and how many it read (issue 28).
+      entity: expect.arrayContaining([
+        expect.objectContaining({
+          type: expect.objectContaining({ code: 'Condition' }),
+          role: expect.anything(),
+          query: Buffer.from('Condition?patient&_count&_total').toString('base64'),
+          detail: [{ type: 'read', valueString: expect.stringMatching(/^\d+$/) }],
+        }),
+      ]),
     });
 
     const refusedBefore = auditEvents().filter(byKeyAndTool('mcp-obs-only', 'find_patients')).length;

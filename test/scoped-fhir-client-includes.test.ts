@@ -46,7 +46,7 @@ function access(grant: string, patients: string[] = []): KeyAccess {
 
 function scoped(included: Resource[], key: KeyAccess) {
   const facts: AuditFacts[] = [];
-  const audit: AuditTrail = { record: async (f) => void facts.push(f) } as AuditTrail;
+  const audit: AuditTrail = { record: async (f) => (facts.push(f), 0) };
   return { client: createScopedFhirClient({ fhir: server(included), access: key, audit, tool: 'search_medication_requests' }), facts };
 }
 

@@ -99,6 +99,7 @@ export function defineSearchTool<S extends z.ZodObject>(def: SearchToolDef<S>): 
         let found: SearchResult;
         let names: ReferenceNames | undefined;
         let note: string | undefined;
+        let scanned = 0;
         /** The absolute position of found.resources[0] among all matches. */
         let base = 0;
         if (nameText && def.nameFilter) {
@@ -106,6 +107,7 @@ export function defineSearchTool<S extends z.ZodObject>(def: SearchToolDef<S>): 
             result: found,
             names,
             note,
+            read: scanned,
           } = await searchByDrugName(
             {
               resourceType: def.resourceType,
@@ -119,7 +121,8 @@ export function defineSearchTool<S extends z.ZodObject>(def: SearchToolDef<S>): 
             ctx,
           ));
         } else {
-          const search = (startAt?: string, maxResults = skip + count) =>
+          // `from`: where the shown matches start among those this search returns (for the audit).
+          const search = (startAt?: string, maxResults = skip + count, from = skip) =>
             ctx.fhir.searchResources<Resource>(
               def.resourceType,
               {
@@ -134,11 +137,12 @@ export function defineSearchTool<S extends z.ZodObject>(def: SearchToolDef<S>): 
                 signal: ctx.signal,
                 onTrace: ctx.onTrace,
                 maxResults: Math.min(maxResults, SEARCH_READ_MAX),
+                shows: { from, count },
                 ...(startAt ? { startAt } : {}),
               },
             );
           const c = cursor;
-          const resumed = c ? await resumeAt(() => search(c.url, c.offset + count)) : undefined;
+          const resumed = c ? await resumeAt(() => search(c.url, c.offset + count, c.offset)) : undefined;
           if (resumed && c) {
             found = { ...resumed, total: resumed.total ?? c.total };
             base = skip - c.offset;
@@ -147,6 +151,8 @@ export function defineSearchTool<S extends z.ZodObject>(def: SearchToolDef<S>): 
         }
         const from = skip - base;
         const page = found.resources.slice(from, from + count);
+        // A drug-name search reads by scans: its audit is what the caller is shown, and how many were read for it.
+        if (nameText) await ctx.fhir.recordShown?.(def.resourceType, { ...params, name: nameText }, page, scanned);
         const more = found.resources.length > from + count || found.truncated;
         const pageResult = { ...found, resources: page, truncated: more };
         const cursorAt = (next: number) => (nameText ? undefined : cursorFor(found, base, next));

@@ -71,7 +71,12 @@ function tally(
 }
 
 async function scan(type: keyof typeof CONCEPTS, params: SearchParams, ctx: ToolContext) {
-  return ctx.fhir.searchResources(type, { ...params, _count: PAGE }, { signal: ctx.signal, onTrace: ctx.onTrace, maxResults: SCAN });
+  // Counted here, never shown: audited as the query and how many were read.
+  return ctx.fhir.searchResources(
+    type,
+    { ...params, _count: PAGE },
+    { signal: ctx.signal, onTrace: ctx.onTrace, maxResults: SCAN, shows: 'scan' },
+  );
 }
 
 export const findCodes = defineTool({

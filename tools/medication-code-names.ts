@@ -32,7 +32,7 @@ export async function medicationCodeNames(resources: readonly Resource[], names:
         const found = await ctx.fhir.searchResources<Medication>(
           'Medication',
           { [param]: chunk.map(tokenOf).join(','), _count: 200 },
-          { signal: ctx.signal, onTrace: ctx.onTrace, maxResults: 1000 },
+          { signal: ctx.signal, onTrace: ctx.onTrace, maxResults: 1000, shows: 'scan' },
         );
         for (const m of found.resources) {
           const name = medicationName(m);

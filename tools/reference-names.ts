@@ -57,7 +57,8 @@ async function readMissing(wanted: Set<string>, known: Map<string, Resource>, ct
       const found = await ctx.fhir.searchResources(
         type,
         { _id: ids.join(','), _count: ids.length },
-        { signal: ctx.signal, onTrace: ctx.onTrace, maxResults: ids.length },
+        // Reference data read to name what is shown: counted in the audit, not listed.
+        { signal: ctx.signal, onTrace: ctx.onTrace, maxResults: ids.length, shows: 'scan' },
       );
       for (const r of found.resources) known.set(keyOf(r), r);
     } catch {

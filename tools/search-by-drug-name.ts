@@ -37,11 +37,12 @@ const chunks = <T>(xs: T[]) => Array.from({ length: Math.ceil(xs.length / CHUNK)
 export async function searchByDrugName(
   s: DrugNameSearch,
   ctx: ToolContext,
-): Promise<{ result: SearchResult; names: ReferenceNames; note?: string }> {
+): Promise<{ result: SearchResult; names: ReferenceNames; note?: string; read: number }> {
   const named = await medicationsNamed(s.text, ctx).catch(() => undefined);
   const found = new Map<string, Resource>();
   const included = new Map<string, Resource>();
   let pages = 0;
+  let read = 0;
   let capped = false;
   const run = async (extra: SearchParams, max = NAME_MATCH_MAX) => {
     const r = await ctx.fhir.searchResources(
@@ -53,9 +54,11 @@ export async function searchByDrugName(
         ...(s.iterate ? { '_include:iterate': s.iterate } : {}),
         _count: PAGE,
       },
-      { signal: ctx.signal, onTrace: ctx.onTrace, maxResults: max },
+      // Matched here by name: the audit records the query and counts; the tool records what it shows of them.
+      { signal: ctx.signal, onTrace: ctx.onTrace, maxResults: max, shows: 'scan' },
     );
     pages += r.pages;
+    read += r.resources.length + (r.included?.length ?? 0);
     if (r.truncated && max === NAME_MATCH_MAX) capped = true;
     for (const x of r.resources) found.set(x.id ?? '', x);
     for (const x of r.included ?? []) included.set(`${x.resourceType}/${x.id}`, x);
@@ -81,5 +84,6 @@ export async function searchByDrugName(
     result: { resources: kept, total: capped ? undefined : kept.length, truncated: capped, pages, included: [...included.values()] },
     names,
     note: notes.length ? notes.join(' ') : undefined,
+    read,
   };
 }

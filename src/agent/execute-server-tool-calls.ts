@@ -1,4 +1,5 @@
 import type { FhirClient, FhirRequestTrace } from '../fhir-client/fhir-client.ts';
+import { noteFhirWrite } from '../fhir-client/fhir-write-generation.ts';
 import type { ToolResult } from './tool-contract.ts';
 import type { ToolCall } from '../openai/chat-request.ts';
 import type { TraceToolCall } from './agent-trace-schema.ts';
@@ -60,6 +61,8 @@ async function executeOne(call: ToolCall, opts: ExecuteServerToolCallsOptions): 
       error: { code: aborted ? 'aborted' : 'internal_error', message: aborted ? 'aborted' : errorMessage(err) },
     };
   }
+  // A write through the gateway makes the tools' cached reference reads of that server stale.
+  if (traces.some((t) => t.method !== 'GET')) noteFhirWrite(opts.fhir.baseUrl);
   const content = JSON.stringify(result);
   const trace: TraceToolCall = {
     id: call.id,

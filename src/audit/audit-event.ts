@@ -1,5 +1,7 @@
 // One FHIR interaction as a FHIR R4 AuditEvent (type rest, subtype the restful interaction). It names the key by
-// its id, the resources by reference and the patients by reference: never a key, a message or a search value.
+// its id, the resources shown by reference and the patients by reference: never a key, a message or a search value.
+// A search records its query's shape (type and parameter names) and how many resources it read; what a scan read
+// to match or count is counted, not listed, so a record's size follows what the caller was shown (issue 28).
 import type { AuditEvent, AuditEventEntity } from '@medplum/fhirtypes';
 
 /** The restful-interaction codes the gateway records. */
@@ -29,8 +31,14 @@ export interface AuditFacts {
   references: string[];
   /** Bare ids of the patients the interaction concerned. */
   patients: string[];
-  /** The resource type searched (the query itself is not recorded: its values may be names). */
+  /** The resource type searched. */
   searchedType?: string;
+  /** The search's shape, `Type?name&name`: parameter names only (values may be names). */
+  query?: string;
+  /** Resources the search read (matches and included), listed or not. */
+  read?: number;
+  /** Resources read and not listed in `references` (a scan's, or past the record's size budget). */
+  omitted?: number;
   /** The agent's tool, when a tool made the request; else it came through /fhir. */
   tool?: string;
   /** The client's address, for requests through /fhir. */
@@ -64,19 +72,22 @@ function auditOutcome(status: number | undefined): AuditEvent['outcome'] {
 export function buildAuditEvent(f: AuditFacts, recorded: Date): AuditEvent {
   const entity: AuditEventEntity[] = [];
   if (f.searchedType) {
+    const detail = [
+      ...(f.read !== undefined ? [{ type: 'read', valueString: String(f.read) }] : []),
+      ...(f.omitted ? [{ type: 'omitted', valueString: String(f.omitted) }] : []),
+    ];
     entity.push({
       type: { system: 'http://hl7.org/fhir/resource-types', code: f.searchedType },
       role: { system: 'http://terminology.hl7.org/CodeSystem/object-role', code: '24', display: 'Query' },
+      ...(f.query ? { query: Buffer.from(f.query).toString('base64') } : {}),
+      ...(detail.length ? { detail } : {}),
     });
   }
   const patients = new Set(f.patients.map((id) => `Patient/${id}`));
   for (const reference of new Set(f.references)) {
     if (patients.has(reference)) continue;
-    entity.push({
-      what: { reference },
-      type: { system: 'http://terminology.hl7.org/CodeSystem/audit-entity-type', code: '2', display: 'System Object' },
-      role: { system: 'http://terminology.hl7.org/CodeSystem/object-role', code: '4', display: 'Domain Resource' },
-    });
+    // The role alone (no type, no displays): a search can list a page of these, and every byte is fsynced.
+    entity.push({ what: { reference }, role: { system: 'http://terminology.hl7.org/CodeSystem/object-role', code: '4' } });
   }
   for (const reference of patients) {
     entity.push({
@@ -123,4 +134,33 @@ export function buildAuditEvent(f: AuditFacts, recorded: Date): AuditEvent {
     },
     ...(entity.length ? { entity } : {}),
   };
+}
+
+/**
+ * The event within `maxBytes` as JSON: past it the listed resources are dropped from the end (counted in `omitted`),
+ * then the patients beyond those the request named. The interaction itself is always recorded.
+ */
+export function fitAuditEvent(f: AuditFacts, recorded: Date, maxBytes: number): AuditEvent {
+  const full = buildAuditEvent(f, recorded);
+  if (Buffer.byteLength(JSON.stringify(full)) <= maxBytes) return full;
+  const patientRefs = new Set(f.patients.map((id) => `Patient/${id}`));
+  const listed = [...new Set(f.references)].filter((r) => !patientRefs.has(r));
+  const base = { ...f, read: f.read ?? listed.length };
+  const fits = (n: number, patients = f.patients) => {
+    const e = buildAuditEvent(
+      { ...base, references: listed.slice(0, n), patients, omitted: (f.omitted ?? 0) + listed.length - n },
+      recorded,
+    );
+    return Buffer.byteLength(JSON.stringify(e)) <= maxBytes ? e : undefined;
+  };
+  let lo = 0;
+  let hi = listed.length;
+  if (!fits(0))
+    return fits(0, []) ?? buildAuditEvent({ ...base, references: [], patients: [], omitted: (f.omitted ?? 0) + listed.length }, recorded);
+  while (lo < hi) {
+    const mid = Math.ceil((lo + hi) / 2);
+    if (fits(mid)) lo = mid;
+    else hi = mid - 1;
+  }
+  return fits(lo)!;
 }

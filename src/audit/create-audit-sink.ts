@@ -11,13 +11,26 @@ export interface AuditSinkConfig {
   auditSink: 'file' | 'fhir' | 'off';
   AUDIT_FILE: string;
   AUDIT_FILE_MAX_BYTES: number;
+  AUDIT_FILE_MAX_TOTAL_BYTES: number;
+  AUDIT_FILE_DELETE_OLDEST: boolean;
 }
 
-export async function createAuditSink(config: AuditSinkConfig, fhir: FhirClient): Promise<AuditSink | undefined> {
+/** `onDeleted`: a rotated audit file was deleted to stay within AUDIT_FILE_MAX_TOTAL_BYTES (the caller logs it). */
+export async function createAuditSink(
+  config: AuditSinkConfig,
+  fhir: FhirClient,
+  onDeleted?: (file: string, bytes: number) => void,
+): Promise<AuditSink | undefined> {
   switch (config.auditSink) {
     case 'file':
       // Refused at boot, in one line, rather than on the first request.
-      return createFileAuditSink({ path: config.AUDIT_FILE, maxBytes: config.AUDIT_FILE_MAX_BYTES }).catch((err: NodeJS.ErrnoException) => {
+      return createFileAuditSink({
+        path: config.AUDIT_FILE,
+        maxBytes: config.AUDIT_FILE_MAX_BYTES,
+        maxTotalBytes: config.AUDIT_FILE_MAX_TOTAL_BYTES,
+        deleteOldest: config.AUDIT_FILE_DELETE_OLDEST,
+        onDeleted,
+      }).catch((err: NodeJS.ErrnoException) => {
         throw new ConfigError(
           `invalid AUDIT_FILE=${JSON.stringify(config.AUDIT_FILE)}: cannot open it for appending (${err.code ?? err.message})`,
         );

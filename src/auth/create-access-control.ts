@@ -2,14 +2,17 @@
 // around the embedded server) and the agent's tools (a scoped FhirClient per tool, and the tools offered).
 import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
 import type { CallerTools, ServerTools } from '../agent/tool-contract.ts';
+import { createAuditBudget } from '../audit/audit-budget.ts';
 import { createAuditSink, type AuditSinkConfig } from '../audit/create-audit-sink.ts';
 import { createAuditTrail, noAuditTrail, type AuditSink, type AuditTrail } from '../audit/audit-trail.ts';
 import type { EmbeddedFhirRequest, EmbeddedFhirResponse, EmbeddedFhirServer } from '../fhir-server/embedded-fhir-server.ts';
 import type { FhirClient } from '../fhir-client/fhir-client.ts';
+import { noteFhirWrite } from '../fhir-client/fhir-write-generation.ts';
 import { guardFhirRequest } from './guard-fhir-request.ts';
 import { toolAccess, toolsMayWrite, type KeyAccess } from './key-access.ts';
 import { createScopedFhirClient } from './scoped-fhir-client.ts';
 import type { CallerContext } from '../upstream/model-upstream.ts';
+import type { RateDecision } from '../rate-limit/rate-limit.ts';
 
 export interface AccessControl {
   /** Runs a /fhir request under the caller's scopes, and audits it. */
@@ -21,12 +24,19 @@ export interface AccessControl {
    * tools; undefined for in-process callers (no key: the gateway-wide tools).
    */
   toolsForCaller(caller: CallerContext | undefined): CallerTools | undefined;
+  /** Whether a key may start another request under AUDIT_KEY_MAX_BYTES_PER_MINUTE (the app's guard answers 429). */
+  auditBudget(keyId: string): RateDecision;
   close(): Promise<void>;
 }
 
 export interface AccessControlOptions {
   /** From src/config.ts. */
-  config: AuditSinkConfig & { FHIR_WRITE_TOOLS: boolean; FHIR_BASE_URL?: string };
+  config: AuditSinkConfig & {
+    FHIR_WRITE_TOOLS: boolean;
+    FHIR_BASE_URL?: string;
+    AUDIT_KEY_MAX_BYTES_PER_MINUTE: number;
+    TOOL_MAX_RESOURCES_READ: number;
+  };
   logger: FastifyBaseLogger;
   /** The raw client: the tools' clients wrap it, and AUDIT_SINK=fhir writes through it. */
   fhir: FhirClient;
@@ -40,7 +50,12 @@ export interface AccessControlOptions {
 const NOTHING: KeyAccess = { id: 'unknown', scopes: [], flags: new Set(), patients: new Set(), audited: false };
 
 export async function createAccessControl(o: AccessControlOptions): Promise<AccessControl> {
-  const sink = o.sink ?? (await createAuditSink(o.config, o.fhir));
+  const sink =
+    o.sink ??
+    (await createAuditSink(o.config, o.fhir, (file, bytes) =>
+      o.logger.warn({ file, bytes }, 'audit file deleted: AUDIT_FILE_MAX_TOTAL_BYTES reached'),
+    ));
+  const budget = createAuditBudget({ perMinute: o.config.AUDIT_KEY_MAX_BYTES_PER_MINUTE, now: o.now && (() => o.now!().getTime()) });
   if (o.config.auditSink === 'fhir' && !o.config.FHIR_BASE_URL && !o.sink) {
     o.logger.warn('AUDIT_SINK=fhir with the embedded FHIR server: the audit lives in memory and is lost at restart (use AUDIT_SINK=file)');
   }
@@ -53,6 +68,7 @@ export async function createAccessControl(o: AccessControlOptions): Promise<Acce
         sink,
         now: o.now,
         onError: (err, facts) => o.logger.error({ err: err.message, ...facts }, 'audit record not written'),
+        onWritten: budget.spend,
       })
     : noAuditTrail;
   const auditFor = (access: KeyAccess): AuditTrail => (access.audited ? trail : noAuditTrail);
@@ -61,7 +77,8 @@ export async function createAccessControl(o: AccessControlOptions): Promise<Acce
     const scoped = toolAccess(access);
     const audit = auditFor(access);
     return {
-      fhirForTool: (tool) => createScopedFhirClient({ fhir: o.fhir, access: scoped, audit, tool }),
+      fhirForTool: (tool) =>
+        createScopedFhirClient({ fhir: o.fhir, access: scoped, audit, tool, maxRead: o.config.TOOL_MAX_RESOURCES_READ }),
       // Writes stay on when the deployment allows them, so a write the key may not make is `forbidden`, not
       // `writes_disabled`; the write tools are only offered to keys that may write.
       writesEnabled: o.config.FHIR_WRITE_TOOLS,
@@ -74,10 +91,18 @@ export async function createAccessControl(o: AccessControlOptions): Promise<Acce
   return {
     guardFhir(req, request, handle) {
       const access = req.keyAccess ?? NOTHING;
-      return guardFhirRequest(request, { access, audit: auditFor(access), address: req.ip, handle });
+      // Any other method may write (a POST search too, harmlessly): the tools' cached reference reads go stale.
+      const writing: typeof handle = (r) => handle(r).finally(() => noteFhirWrite(o.fhir.baseUrl));
+      return guardFhirRequest(request, {
+        access,
+        audit: auditFor(access),
+        address: req.ip,
+        handle: request.method === 'GET' ? handle : writing,
+      });
     },
     toolsFor,
     toolsForCaller: (caller) => (caller ? toolsFor(caller as KeyAccess) : undefined),
+    auditBudget: budget.check,
     close: async () => {
       await sink?.close();
     },

@@ -26,6 +26,11 @@ export interface SearchOptions extends FhirCallOptions {
    * cursor, so a walk through many matches costs each page once. Only pages of this client's FHIR base are followed.
    */
   startAt?: string;
+  /**
+   * Which matches the caller is shown, for the audit (issue 28): `scan` = none (read to be matched or counted here:
+   * recorded as the query and counts), or the window `[from, from + count)` of the matches; default all.
+   */
+  shows?: 'scan' | { from: number; count: number };
 }
 
 export interface SearchResult<T extends Resource = Resource> {
@@ -57,6 +62,11 @@ export interface FhirClient {
   createResource<T extends Resource = Resource>(resource: T, options?: CreateOptions): Promise<T>;
   /** POST a transaction or batch bundle to the base URL. */
   executeBatch(bundle: Bundle, options?: FhirCallOptions): Promise<Bundle>;
+  /**
+   * For the audit (issue 28): what the caller is shown of a search made of scans (`shows: 'scan'`), and how many
+   * resources were read for it. The caller's scoped view records it; a plain client has no audit and leaves it out.
+   */
+  recordShown?(resourceType: string, params: SearchParams, shown: Resource[], read: number): Promise<void>;
   /** GET <base>/metadata; optional, as wrappers (a caller's scoped view) need not offer it. */
   readCapabilityStatement?(options?: FhirCallOptions): Promise<CapabilityStatement>;
 }
