@@ -43,6 +43,8 @@ export function benchmarkProtocolSolver(opts: BenchmarkProtocolSolverOptions): S
       maxTokens: opts.maxTokens ?? 4096,
       ...opts.prompt.sources,
     },
+    // Provenance: the benchmark's template stands for the system prompt, its function list for the tools.
+    sends: { systemPrompt: opts.prompt.template, tools: JSON.parse(opts.prompt.functionsJson) as unknown[] },
     async solve({ scenario, maxSteps, signal }) {
       const task = scenario.metadata.medagentbench as MedAgentBenchTask;
       const history: AgentBenchMessage[] = [
