@@ -2,7 +2,8 @@
 // epochs, failures by cause, the baseline, and last (always) `pass rate: <percent>% (<passed>/<total>)`.
 import type { BaselineSummary } from '../baseline-summary.ts';
 import { formatAboveBaseline } from '../baseline-summary.ts';
-import type { SampleRecord } from '../eval-log.ts';
+import type { HeaderRecord, SampleRecord } from '../eval-log.ts';
+import { comparability, comparabilityLines } from '../report/comparability.ts';
 import { FAILURE_CAUSE_LABELS } from '../failure-cause.ts';
 import { strictSplit } from '../report/run-highlights.ts';
 import { type AgentBenchSummary, formatAgentBenchSummary } from '../fhir-agentbench/agentbench-summary.ts';
@@ -15,6 +16,8 @@ export interface ClosingInput {
   ungradable: Array<{ id: string; reason: string }>;
   agentBench?: AgentBenchSummary;
   baseline?: BaselineSummary;
+  /** The run's header: what the figure is (protocol, grader, data) and whether it compares with published ones. */
+  header?: HeaderRecord;
 }
 
 /** Writes the lines and returns the overall pass rate in percent (for --min-pass-rate). */
@@ -56,6 +59,7 @@ export function writeClosingLines(out: { write(s: string): unknown }, c: Closing
       `baseline: do-nothing ${formatPassRate(c.baseline.overall)} ${formatInterval(c.baseline.overall)}; this run ${formatAboveBaseline(o, c.baseline.overall)}\n`,
     );
   if (o.passAtK) out.write(`epochs: ${formatPassAtK(o.passAtK)} over ${o.passAtK.scenarios} scenarios\n`);
+  if (c.header) for (const line of comparabilityLines(comparability(c.header, samples))) out.write(`${line}\n`);
   out.write(`95% interval: ${formatInterval(o.interval)} (${intervalMethod(o)})\n`);
   const pct = o.samples ? (100 * o.passed) / o.samples : 0;
   out.write(`pass rate: ${Number(pct.toFixed(1))}% (${o.passed}/${o.samples})\n`);

@@ -80,8 +80,10 @@ export async function runCommand(args: RunArgs, io: RunIo): Promise<number> {
 
   const fhirBaseUrl = protocolRun?.fhirBaseUrl ?? args.fhirBaseUrl ?? io.env.FHIR_BASE_URL;
   const gateway = args.solver === 'model' && args.mode === 'gateway';
-  const headers =
-    (args.fhirAuthHeader ?? io.env.FHIR_AUTH_HEADER) ? { authorization: (args.fhirAuthHeader ?? io.env.FHIR_AUTH_HEADER)! } : undefined;
+  // Gateway mode on the gateway's own /fhir (snapshots, cleanup): the key the chat requests carry, unless a header is named.
+  const gatewayKey = gateway && !fhirBaseUrl ? (args.apiKey ?? io.env.UPSTREAM_API_KEY) : undefined;
+  const fhirAuthHeader = args.fhirAuthHeader ?? io.env.FHIR_AUTH_HEADER ?? (gatewayKey ? `Bearer ${gatewayKey}` : undefined);
+  const headers = fhirAuthHeader ? { authorization: fhirAuthHeader } : undefined;
   if (args.ehr && fhirBaseUrl) {
     throw new UsageError('--ehr seeds the embedded FHIR server; load an external one with npm run load -- --fhir-base-url URL DIR');
   }
@@ -104,9 +106,13 @@ export async function runCommand(args: RunArgs, io: RunIo): Promise<number> {
       return bundles;
     },
   });
-  const ehr: EhrIdentity = externalFhirUrl
-    ? await externalEhrIdentity({ baseUrl: externalFhirUrl, headers, fetch: io.fetch, sha256: ehrSha256 })
-    : { kind: args.ehr ? 'loaded' : dataset.medagentbench ? 'generated' : 'fixtures', sha256: ehrSha256 };
+  // The protocol run serves the task file's EHR itself when no FHIR base is given: that is generated data too.
+  const servedByProtocol = protocolRun && !args.fhirBaseUrl && dataset.medagentbench;
+  const ehr: EhrIdentity = servedByProtocol
+    ? { kind: 'generated', sha256: bundlesSha256(await generateMabEhr(dataset.medagentbench!)), baseUrl: externalFhirUrl }
+    : externalFhirUrl
+      ? await externalEhrIdentity({ baseUrl: externalFhirUrl, headers, fetch: io.fetch, sha256: ehrSha256 })
+      : { kind: args.ehr ? 'loaded' : dataset.medagentbench ? 'generated' : 'fixtures', sha256: ehrSha256 };
   const { environment } = created;
   // FHIR-AgentBench: questions whose gold resources are not on the server are "data missing", not failures.
   const dataCheck = dataset.fhirAgentBench
@@ -245,7 +251,15 @@ export async function runCommand(args: RunArgs, io: RunIo): Promise<number> {
   await protocolRun?.close();
   await environment.close();
 
-  const pct = writeClosingLines(io.stdout, { logPath, summary, samples: all, ungradable: dataset.ungradable ?? [], agentBench, baseline });
+  const pct = writeClosingLines(io.stdout, {
+    logPath,
+    summary,
+    samples: all,
+    ungradable: dataset.ungradable ?? [],
+    agentBench,
+    baseline,
+    header,
+  });
   if (interrupted) return EXIT.harnessError;
   if (summary.overall.errors) return EXIT.harnessError;
   if (args.minPassRate !== undefined && pct < args.minPassRate) return EXIT.belowMinPassRate;

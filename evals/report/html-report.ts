@@ -2,7 +2,9 @@
 import type { SampleRecord } from '../eval-log.ts';
 import { agentBenchReportLines } from '../fhir-agentbench/agentbench-summary.ts';
 import { causeOf, formatInterval, formatPassRate, summarize } from '../metrics.ts';
+import { comparability, comparabilityLines } from './comparability.ts';
 import type { MergedRun } from './merge-logs.ts';
+import { provenanceLines } from './provenance-lines.ts';
 import { failuresByCause, runHighlights, strictSplit } from './run-highlights.ts';
 import { barChart, esc, histogram, stackedChart } from './svg-charts.ts';
 
@@ -66,6 +68,9 @@ input{padding:4px;width:280px}.errors{border:1px solid #fca5a5;background:#fef2f
 .errors ul{margin:4px 0;padding-left:20px}
 </style></head><body>
 <h1>Eval report: ${esc(h?.task ?? 'run')}</h1>
+<ul id="comparability">${comparabilityLines(comparability(h, run.samples))
+    .map((l) => `<li>${esc(l)}</li>`)
+    .join('')}</ul>
 <p class="big">pass rate ${formatPassRate(overall)} <span id="interval">${formatInterval(overall.interval)}</span></p>
 <ul id="highlights">${runHighlights(run, summary)
     .map((l) => `<li>${esc(l)}</li>`)
@@ -78,6 +83,13 @@ ${harnessErrors(run.samples)}<p>solver <code>${esc(h?.solver.name ?? '?')}</code
       .map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`)
       .join(' '),
   )}</code><br>dataset <code>${esc(h?.dataset.source ?? '?')}</code> · git ${esc(h?.git.revision ?? 'unknown')} · isolation ${esc(String(h?.spec.isolation ?? '?'))} · errors ${overall.errors} · tokens ${overall.promptTokens + overall.completionTokens}</p>
+${
+  h
+    ? `<details id="provenance"><summary>provenance</summary><ul>${provenanceLines(h)
+        .map((l) => `<li>${esc(l)}</li>`)
+        .join('')}</ul></details>`
+    : ''
+}
 ${run.warnings.map((w) => `<p class="fail">warning: ${esc(w)}</p>`).join('')}
 <div class="charts">${passChart}${tokenChart}${finishChart}${latencyChart}</div>
 <h2>By category</h2>

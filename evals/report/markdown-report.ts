@@ -1,6 +1,8 @@
 import { agentBenchReportLines } from '../fhir-agentbench/agentbench-summary.ts';
 import { causeOf, formatInterval, formatPassAtK, formatPassRate, summarize } from '../metrics.ts';
+import { comparability, comparabilityLines } from './comparability.ts';
 import type { MergedRun } from './merge-logs.ts';
+import { provenanceLines } from './provenance-lines.ts';
 import { failuresByCause, runHighlights, strictSplit } from './run-highlights.ts';
 
 export function markdownReport(run: MergedRun): string {
@@ -10,6 +12,7 @@ export function markdownReport(run: MergedRun): string {
   const h = run.header;
   const lines: string[] = [];
   lines.push(`# Eval report: ${h?.task ?? 'run'}`, '');
+  lines.push(...comparabilityLines(comparability(h, run.samples)).map((l) => `- ${l}`));
   if (h) {
     lines.push(`- solver: \`${h.solver.name}\` ${fmtArgs(h.solver.args)}`);
     lines.push(`- dataset: \`${h.dataset.source}\` (${h.dataset.scenarios} scenarios, sha256 ${h.dataset.sha256.slice(0, 12)})`);
@@ -17,6 +20,7 @@ export function markdownReport(run: MergedRun): string {
       `- git: ${h.git.revision ?? 'unknown'}${h.git.dirty ? ' (dirty)' : ''}; log schema v${h.schemaVersion}; started ${h.createdAt}`,
     );
     lines.push(`- isolation: ${String(h.spec.isolation ?? 'unknown')}`);
+    lines.push(...provenanceLines(h).map((l) => `- ${l}`));
   }
   lines.push(`- logs: ${run.sources.join(', ')}`, '');
   for (const w of run.warnings) lines.push(`> warning: ${w}`);
