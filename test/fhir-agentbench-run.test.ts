@@ -20,6 +20,8 @@ import { createMedplumFhirClient } from '../src/fhir-client/medplum-fhir-client.
 import { executeTool } from '../tools/index.ts';
 import { agentBenchMetricsOracle } from './support/agentbench-metrics-oracle.ts';
 import { runEvalCli } from './support/run-eval-cli.ts';
+import { startFakeUpstream } from './support/fake-upstream.ts';
+import { completionReply } from './support/upstream-replies.ts';
 
 const KEY = 'sk-agentbench-test-0123';
 
@@ -232,5 +234,58 @@ describe('eval run <fhir-agentbench.csv>', () => {
     expect(theirs.rows).toHaveLength(n + 1);
     expect(theirs.recall).toBeCloseTo(all.recall, 12);
     expect(theirs.precision).toBeCloseTo(all.precision, 12);
+  }, 400_000);
+
+  it("with a judge (scripted, over HTTP): answer correctness by the benchmark's steps, for the run and its floor", async () => {
+    // The judge says "no answer" to the null-answer prompt only for an empty list, and grades an empty list 0, all else 1.
+    const judge = await startFakeUpstream({
+      handler: (req) => {
+        const prompt = String(req.body.messages[0].content);
+        const content = prompt.includes('Reply with exactly "no answer"')
+          ? /\nAnswer: \[\]\n/.test(prompt)
+            ? 'No answer.'
+            : 'question answered'
+          : /\nModel answer: \[\]\n/.test(prompt)
+            ? '0'
+            : '1';
+        return completionReply({ content });
+      },
+    });
+    try {
+      const csv = path.join(dir, 'judged_test.csv');
+      await writeFile(csv, toCsv(rows));
+      const run = await cli(
+        'run',
+        csv,
+        '--solver',
+        'answer-key',
+        '--fhir-base-url',
+        fhirBaseUrl,
+        '--fhir-auth-header',
+        `Bearer ${KEY}`,
+        '--judge-base-url',
+        judge.baseUrl,
+        '--judge-model',
+        'scripted-judge',
+        '--log',
+        path.join(dir, 'judged.jsonl'),
+        '--quiet',
+      );
+      expect(run.stderr).not.toMatch(/harness error/);
+      expect(run.code).toBe(0);
+      const n = rows.length;
+      const noGold = readAgentBenchCsv(toCsv(rows), 'x').filter((q) => Object.keys(q.trueFhirIds).length === 0).length;
+      const label = "answer correctness (FHIR-AgentBench's steps, our prompts, judge scripted-judge)";
+      expect(run.stdout).toContain(`${label}: 100.0% (${n}/${n}) of all ${n} questions`);
+      // Do-nothing answers []: right only where no answer is expected, through the null-answer step.
+      expect(run.stdout).toContain(
+        `do-nothing floor: ${label}: ${((100 * noGold) / n).toFixed(1)}% (${noGold}/${n}) of all ${n} questions`,
+      );
+      const prompts = judge.requests.filter((r) => r.path.endsWith('/chat/completions')).map((r) => String(r.body.messages[0].content));
+      // The null-answer step is asked on questions without gold only (run and floor), the judge on the rest.
+      expect(prompts.filter((p) => p.includes('Reply with exactly "no answer"'))).toHaveLength(2 * noGold);
+    } finally {
+      await judge.close();
+    }
   }, 400_000);
 });
