@@ -2,7 +2,7 @@
 // key by id, the resources and the patient by reference, and the outcome; never a key, a message or a search value.
 // AUDIT_SINK=fhir is searched by patient; AUDIT_SINK=file is append-only NDJSON that survives kill -9.
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AuditEvent } from '@medplum/fhirtypes';
@@ -231,6 +231,45 @@ describe('AUDIT_SINK=file', () => {
     );
     expect(lines).toHaveLength(30);
     for (const f of files) expect(readFileSync(join(dir, 'rotate', f)).length).toBeLessThanOrEqual(4096);
+  });
+
+  it('past AUDIT_FILE_MAX_TOTAL_BYTES the oldest rotated files are deleted, each reported (issue 28)', async () => {
+    const folder = join(dir, 'retain');
+    const path = join(folder, 'audit.ndjson');
+    const deleted: string[] = [];
+    const total = 3 * 4096;
+    const sink = await createFileAuditSink({
+      path,
+      maxBytes: 4096,
+      maxTotalBytes: total,
+      onDeleted: (file) => deleted.push(file),
+      now: () => new Date('2025-01-02T03:04:05.678Z'),
+    });
+    for (let n = 0; n < 80; n++) await sink.write(event(n));
+    await sink.close();
+    const files = readdirSync(folder);
+    const bytes = files.reduce((sum, f) => sum + statSync(join(folder, f)).size, 0);
+    expect(bytes).toBeLessThanOrEqual(total);
+    expect(deleted.length).toBeGreaterThan(0);
+    for (const f of deleted) expect(files).not.toContain(f.split('/').pop());
+    // The oldest went first: what is left is the newest records, the last one included.
+    const kept = files.flatMap((f) => readFileSync(join(folder, f), 'utf8').trimEnd().split('\n')).map((l) => JSON.parse(l).agent[0].altId);
+    expect(kept).toContain('k79');
+    expect(kept).not.toContain('k0');
+  });
+
+  it('with AUDIT_FILE_DELETE_OLDEST=false a write past the total is refused with an error naming it, nothing deleted', async () => {
+    const folder = join(dir, 'refuse');
+    const path = join(folder, 'audit.ndjson');
+    const sink = await createFileAuditSink({ path, maxBytes: 4096, maxTotalBytes: 2 * 4096, deleteOldest: false });
+    let refused: Error | undefined;
+    for (let n = 0; n < 80 && !refused; n++) await sink.write(event(n)).catch((err: Error) => (refused = err));
+    expect(refused?.message).toMatch(/audit storage full: .*AUDIT_FILE_MAX_TOTAL_BYTES \(8192 bytes\).*AUDIT_FILE_DELETE_OLDEST=false/);
+    const before = readdirSync(folder).map((f) => [f, statSync(join(folder, f)).size]);
+    await expect(sink.write(event(99))).rejects.toThrow(/AUDIT_FILE_MAX_TOTAL_BYTES/);
+    expect(readdirSync(folder).map((f) => [f, statSync(join(folder, f)).size])).toEqual(before);
+    expect(before.reduce((sum, [, size]) => sum + Number(size), 0)).toBeLessThanOrEqual(2 * 4096);
+    await sink.close();
   });
 
   it('the documented jq and grep lines find a patient’s records', async () => {

@@ -21,10 +21,12 @@ export interface FileAuditSinkOptions {
   now?: () => Date;
 }
 
-/** The rotated files of `path`, oldest first (their names carry the time of rotation, which sorts as text). */
+/** The rotated files of `path`, oldest first: their names carry the rotation's time, then `-1`, `-2`… (numeric). */
 async function rotatedFiles(path: string): Promise<Array<{ file: string; bytes: number }>> {
   const prefix = `${basename(path)}.`;
-  const names = (await readdir(dirname(path))).filter((n) => n.startsWith(prefix)).sort();
+  const names = (await readdir(dirname(path)))
+    .filter((n) => n.startsWith(prefix))
+    .sort((a, b) => a.localeCompare(b, 'en', { numeric: true }));
   const sized = await Promise.all(
     names.map(async (n) => {
       const file = join(dirname(path), n);
