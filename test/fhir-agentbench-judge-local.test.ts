@@ -47,5 +47,19 @@ describe('the FHIR-AgentBench judge on an in-process model', () => {
     // The model answered (HTTP 200 with content): either a grade, or a reply without one.
     expect(score!.explanation).toMatch(/^judge: [01]$|^judge gave no 0\/1: /);
     console.log(`SmolLM2 as the judge: ${score!.explanation}`);
+    // A question without gold resources goes through the null-answer step first (our prompt, over the same HTTP).
+    const none = agentBenchToScenario({ ...q, questionId: 'judge-local-2', trueFhirIds: {} });
+    const empty = { answer: [] as unknown[], rawAnswer: null, transcript: [], toolTrace: [], modelCalls: [] } satisfies SolverOutput;
+    const nullStep = await judge.score({
+      scenario: none,
+      output: empty,
+      writes: [],
+      fhir: undefined as never,
+      now: new Date(),
+      clockPinned: true,
+    });
+    expect([0, 1]).toContain(nullStep!.value);
+    expect(nullStep!.explanation).toMatch(/^null-answer step: |^judge: [01]$|^judge gave no 0\/1: /);
+    console.log(`SmolLM2, null-answer step then judge: ${nullStep!.explanation}`);
   }, 400_000);
 });
