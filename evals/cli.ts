@@ -28,6 +28,10 @@ const USAGE = `usage:
            [--max-tokens N] [--timeout SECONDS (300)] [--max-retries N (2)]
            [--protocol tools|medagentbench --benchmark-dir DIR [--prompt-file F] [--funcs F]]
            [--judge-base-url URL --judge-model M] [--context-window TOKENS] [--seed N] [--quiet]
+           [--fhir-auth-header H]
+           authentication: --api-key K goes to --base-url (else UPSTREAM_API_KEY) and the judges, and in
+           --mode gateway to the gateway's /fhir too; --fhir-auth-header H (else FHIR_AUTH_HEADER) is the
+           Authorization value sent to --fhir-base-url (or to the gateway's /fhir instead of the key)
   eval report LOG... [--out PREFIX]        writes PREFIX.md and PREFIX.html (default: first log's name)
   eval compare A.jsonl B.jsonl [--max-regression PP] [--allow-different-datasets]
                                           paired difference, interval, McNemar p; exit 3 when B − A's
