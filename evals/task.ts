@@ -65,7 +65,7 @@ export interface SolverOutput {
   retrieved?: string[];
   /** The solver ran out of steps (or rounds) before an answer: the failure cause `step-limit`. */
   stepLimit?: boolean;
-  /** MedAgentBench's own protocol only (medagentbench/benchmark-protocol-solver.ts): the session in AgentBench's
+  /** MedAgentBench's own protocol only (solvers/benchmark-protocol-solver.ts): the session in AgentBench's
    * shape, the sample status and the text inside FINISH(...), as the benchmark's task module returns them. */
   agentBench?: { history: AgentBenchMessage[]; status: SampleStatus; result?: unknown };
 }

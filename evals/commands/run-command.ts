@@ -15,7 +15,7 @@ import { bundlesSha256, externalEhrIdentity, runProvenance } from '../run-proven
 import { gitRevision } from '../git-revision.ts';
 import { loadDataset, shardScenarios } from '../load-dataset.ts';
 import { generateMabEhr } from '../medagentbench/generate-ehr.ts';
-import { ProtocolRunError, setupProtocolRun, type ProtocolRun } from '../medagentbench/protocol-run.ts';
+import { ProtocolRunError, setupProtocolRun, type ProtocolRun } from './protocol-run.ts';
 import type { LoadedDataset } from '../load-dataset.ts';
 import { causeOf, summarize } from '../metrics.ts';
 import { baselineSummary } from '../baseline-summary.ts';
@@ -63,7 +63,7 @@ export async function runCommand(args: RunArgs, io: RunIo): Promise<number> {
   scenarios = shardScenarios(scenarios, args.shard);
   if (args.limit) scenarios = scenarios.slice(0, args.limit);
 
-  // --protocol medagentbench: the benchmark's own protocol, prompt, FHIR base and grader (medagentbench/protocol-run.ts).
+  // --protocol medagentbench: the benchmark's own protocol, prompt, FHIR base and grader (protocol-run.ts).
   const protocolRun = args.protocol === 'medagentbench' ? await startProtocolRun(args, dataset, io) : undefined;
   const solver = protocolRun
     ? protocolRun.solver

@@ -11,7 +11,7 @@ export const SampleStatusSchema = z.enum(['completed', 'task limit reached', 'ag
 export type SampleStatus = z.infer<typeof SampleStatusSchema>;
 
 /** `result`: the text inside FINISH(...) when completed; `{error}` on a task error; absent otherwise. */
-export const AgentBenchOutputSchema = z.object({
+const AgentBenchOutputSchema = z.object({
   index: z.number().int().min(0).optional(),
   // The benchmark's own runs append "Correct"/"Incorrect" to the status after grading; kept as any string.
   status: z.string(),

@@ -53,14 +53,14 @@ export async function readBenchmarkPrompt(opts: { benchmarkDir?: string; promptF
 }
 
 /** The value of `MedAgentBench_prompt = """..."""` (or '''...''') in a Python source, with Python's escapes applied. */
-export function promptTemplateFromPython(source: string, where = 'the task module'): string {
+function promptTemplateFromPython(source: string, where = 'the task module'): string {
   const m = /^MedAgentBench_prompt\s*=\s*([rRuU]?)("""|''')([\s\S]*?)\2/m.exec(source);
   if (!m) throw new BenchmarkFileError(`${where}: no MedAgentBench_prompt = """...""" assignment`);
   return m[1].toLowerCase() === 'r' ? m[3] : pythonUnescape(m[3]);
 }
 
 /** Python's str.format with named fields only: `{name}` filled, `{{` and `}}` literal braces. */
-export function formatPythonTemplate(template: string, fields: Record<string, string>): string {
+function formatPythonTemplate(template: string, fields: Record<string, string>): string {
   return template.replace(/\{\{|\}\}|\{([^{}]*)\}|[{}]/g, (whole, name: string | undefined) => {
     if (whole === '{{') return '{';
     if (whole === '}}') return '}';

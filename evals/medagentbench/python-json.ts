@@ -27,7 +27,7 @@ export function pythonJsonLoads(text: string): boolean {
 }
 
 /** Python's repr of a float (shortest round trip; exponent form below 1e-4 and from 1e16). */
-export function pythonFloatRepr(n: number): string {
+function pythonFloatRepr(n: number): string {
   if (Number.isNaN(n)) return 'NaN';
   if (!Number.isFinite(n)) return n > 0 ? 'Infinity' : '-Infinity';
   if (Object.is(n, -0)) return '-0.0';

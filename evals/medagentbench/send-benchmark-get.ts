@@ -17,7 +17,7 @@ export interface BenchmarkGetOptions {
 }
 
 /** The URL when it lies under the base (same origin, path below the base's path), else undefined. */
-export function underFhirBase(url: string, fhirBase: string): URL | undefined {
+function underFhirBase(url: string, fhirBase: string): URL | undefined {
   let target: URL;
   try {
     target = new URL(url);

@@ -8,13 +8,13 @@
 // GET and logged), and a model call that fails for another reason than the context is a harness error as well as
 // the benchmark's "task error".
 import { hitContext } from '../failure-cause.ts';
-import { callChat, type ChatEndpoint } from '../solvers/chat-call.ts';
+import { callChat, type ChatEndpoint } from './chat-call.ts';
 import type { ModelCallMetric, Solver, SolverOutput, ToolTraceEntry } from '../task.ts';
-import type { AgentBenchMessage, SampleStatus } from './agentbench-output.ts';
-import { formatBenchmarkPrompt, type BenchmarkPrompt } from './benchmark-prompt.ts';
-import { sendBenchmarkGet } from './send-benchmark-get.ts';
-import { pythonJsonLoads } from './python-json.ts';
-import type { MedAgentBenchTask } from './task-file.ts';
+import type { AgentBenchMessage, SampleStatus } from '../medagentbench/agentbench-output.ts';
+import { formatBenchmarkPrompt, type BenchmarkPrompt } from '../medagentbench/benchmark-prompt.ts';
+import { sendBenchmarkGet } from '../medagentbench/send-benchmark-get.ts';
+import { pythonJsonLoads } from '../medagentbench/python-json.ts';
+import type { MedAgentBenchTask } from '../medagentbench/task-file.ts';
 
 export interface BenchmarkProtocolSolverOptions extends ChatEndpoint {
   model: string;
@@ -28,7 +28,7 @@ export interface BenchmarkProtocolSolverOptions extends ChatEndpoint {
 }
 
 /** The task module's reading of one reply (its strip and fence removal). */
-export function readAgentReply(content: string): string {
+function readAgentReply(content: string): string {
   return content.trim().replaceAll('```tool_code', '').replaceAll('```', '').trim();
 }
 

@@ -5,13 +5,13 @@
 import type { RunArgs } from '../cli-args.ts';
 import type { LoadedDataset } from '../load-dataset.ts';
 import type { Scorer, Solver } from '../task.ts';
-import { readBenchmarkPrompt } from './benchmark-prompt.ts';
-import { benchmarkProtocolSolver } from './benchmark-protocol-solver.ts';
-import { generateMabEhr } from './generate-ehr.ts';
-import { gradeRefsol } from './refsol-grader.ts';
-import { serveEhr } from './serve-ehr.ts';
-import type { MedAgentBenchTask } from './task-file.ts';
-import { BenchmarkFileError } from './python-string.ts';
+import { readBenchmarkPrompt } from '../medagentbench/benchmark-prompt.ts';
+import { benchmarkProtocolSolver } from '../solvers/benchmark-protocol-solver.ts';
+import { generateMabEhr } from '../medagentbench/generate-ehr.ts';
+import { gradeRefsol } from '../medagentbench/refsol-grader.ts';
+import { serveEhr } from '../medagentbench/serve-ehr.ts';
+import type { MedAgentBenchTask } from '../medagentbench/task-file.ts';
+import { BenchmarkFileError } from '../medagentbench/python-string.ts';
 
 export interface ProtocolRun {
   solver: Solver;
