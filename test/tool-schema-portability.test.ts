@@ -298,6 +298,13 @@ const SAMPLES: Record<string, Args[]> = {
       note: LONG_NOTE.slice(0, 900),
     },
     { patient: 'Patient/S1000001', code: { code: 'bp-text' }, value_string: '118/77 mmHg' },
+    {
+      patient: 'S1000001',
+      code_text: 'BP',
+      category_coding: { system: 'http://hl7.org/fhir/observation-category', code: 'vital-signs', display: 'Vital Signs' },
+      value_string: '118/77 mmHg',
+      effective_date_time: '2023-11-13T10:15:00+00:00',
+    },
   ],
   order_medication: [
     {
@@ -308,6 +315,7 @@ const SAMPLES: Record<string, Args[]> = {
       rate: { value: 2, unit: 'h' },
       frequency: 'once',
       note: 'Recheck K in the morning',
+      authored_on: '2023-11-13T10:15:00+00:00',
     },
   ],
   order_service: [
@@ -319,6 +327,7 @@ const SAMPLES: Record<string, Args[]> = {
       priority: 'stat',
       note: LONG_NOTE,
       occurrence_date_time: '2024-03-02T08:00:00Z',
+      authored_on: '2024-03-01T10:15:00+00:00',
     },
   ],
 };

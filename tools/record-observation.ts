@@ -19,11 +19,23 @@ const schema = z
     patient: patientField(),
     code: codingField(
       'What was observed, e.g. {system:"http://loinc.org", code:"8867-4", display:"Heart rate"}; system may be omitted for a local flowsheet code',
-    ),
+    ).optional(),
+    // The forms a task may dictate, written as given (valid FHIR either way): a code that is only a name, stored
+    // as {text}; a category coding with its own system and display.
+    code_text: z
+      .string()
+      .min(1)
+      .max(300)
+      .describe('The name of what was observed, e.g. "BP"; alone (without code) it is written as code {text}')
+      .optional(),
     category: z
       .enum(['vital-signs', 'laboratory', 'social-history', 'exam', 'survey'])
       .default('vital-signs')
       .describe('Observation category (default vital-signs)'),
+    category_coding: codingField(
+      'The category as a coding written as given, instead of category, e.g. {system, code:"vital-signs", display:"Vital Signs"}',
+      z.string().min(1).max(200).describe('Code system URI of the category'),
+    ).optional(),
     value_quantity: quantityField('Numeric result with unit, e.g. {value: 72, unit: "/min"}').optional(),
     value_string: z.string().min(1).max(500).describe('Result as text, e.g. "118/77 mmHg" when asked to record it as a string').optional(),
     blood_pressure: z
@@ -38,6 +50,8 @@ const schema = z
     note: z.string().min(1).max(1000).describe('Free-text comment').optional(),
   })
   .superRefine((v, ctx) => {
+    if (!v.code && !v.code_text)
+      ctx.addIssue({ code: 'custom', path: ['code'], message: 'give code, or code_text for a name without a code' });
     const values = [v.value_quantity, v.value_string, v.blood_pressure].filter((x) => x !== undefined).length;
     if (values !== 1)
       ctx.addIssue({
@@ -67,8 +81,14 @@ export const recordObservation = defineTool({
       (): Observation => ({
         resourceType: 'Observation',
         status: input.status,
-        category: [{ coding: [{ system: CATEGORY_SYSTEM, code: input.category, display: CATEGORY_DISPLAY[input.category] }] }],
-        code: { coding: [input.code], text: input.code.display ?? input.code.code },
+        category: [
+          {
+            coding: [input.category_coding ?? { system: CATEGORY_SYSTEM, code: input.category, display: CATEGORY_DISPLAY[input.category] }],
+          },
+        ],
+        code: input.code
+          ? { coding: [input.code], text: input.code_text ?? input.code.display ?? input.code.code }
+          : { text: input.code_text },
         subject: { reference: `Patient/${patientId(input.patient)}` },
         effectiveDateTime: input.effective_date_time ?? ctx.now().toISOString(),
         ...(input.value_quantity ? { valueQuantity: { ...input.value_quantity, system: UCUM, code: input.value_quantity.unit } } : {}),
