@@ -14,6 +14,7 @@ import { readEvalLog, type HeaderRecord } from '../evals/eval-log.ts';
 import { mabSeedTasks } from '../evals/medagentbench/seed-tasks.ts';
 import { synthesizeMabTasks } from '../evals/medagentbench/synthesize-tasks.ts';
 import { externalEhrIdentity } from '../evals/run-provenance.ts';
+import { LiveLog } from '../evals/view/live-log.ts';
 import { startFakeUpstream, type FakeUpstream } from './support/fake-upstream.ts';
 
 const FINISH = {
@@ -256,6 +257,10 @@ describe('--retry-errors', () => {
       expect(read.superseded).toBe(3);
       expect(read.samples.every((s) => s.attempt === 2 && !s.error)).toBe(true);
       expect(read.footer?.summary).toMatchObject({ overall: { errors: 0, samples: 3 } });
+      // The viewer's reader keeps the latest attempt too.
+      const live = new LiveLog(log);
+      await live.refresh();
+      expect(live.samples.map((s) => s.attempt)).toEqual([2, 2, 2]);
       expect(again.stdout).not.toMatch(/harness errors/);
       // Nothing failed by the run's fault now: a further retry runs nothing.
       const calls = failing.requests.length;

@@ -2,7 +2,7 @@
 // poll a 3,000-sample log cheaply and show a run in progress. A torn last line waits for its end; a file that
 // shrank (a resume cut a torn tail) is read again from the start.
 import { open, stat } from 'node:fs/promises';
-import { LogRecordSchema, sampleKey, type FooterRecord, type HeaderRecord, type SampleRecord } from '../eval-log.ts';
+import { addLatestAttempt, LogRecordSchema, type FooterRecord, type HeaderRecord, type SampleRecord } from '../eval-log.ts';
 
 export class LiveLog {
   header: HeaderRecord | undefined;
@@ -55,10 +55,8 @@ export class LiveLog {
     const rec = parsed.data;
     if (rec.type === 'header') this.header ??= rec;
     else if (rec.type === 'footer') this.footer = rec;
-    else if (rec.type === 'sample' && !this.keys.has(sampleKey(rec))) {
-      this.keys.set(sampleKey(rec), this.samples.length);
-      this.samples.push(rec);
-    }
+    // A retried sample (--retry-errors) shows its latest attempt, in the place of the first.
+    else if (rec.type === 'sample') addLatestAttempt(this.samples, this.keys, rec);
   }
 
   sample(key: string): SampleRecord | undefined {

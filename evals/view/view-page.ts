@@ -1,5 +1,7 @@
 // The viewer's one page: plain HTML and a small script (no build step, no framework). Hash routes:
-// #/ runs · #/run/<i> samples with filters · #/run/<i>/sample/<key>[?with=<j>] one sample, or two runs side by side.
+// #/ runs (with each header's provenance) · #/run/<i> samples with filters, transcript search and pages (never a silent
+// cap: the page says which rows of how many it shows) · #/diff/<i>/<j> samples whose outcome changed between two runs
+// · #/run/<i>/sample/<key>[?with=<j>] one sample, or two runs side by side.
 // Every text goes in through textContent, so a transcript cannot inject markup.
 export const VIEW_PAGE = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
@@ -22,13 +24,14 @@ pre{white-space:pre-wrap;word-break:break-word;background:#f8fafc;padding:6px;bo
 const $app = document.getElementById('app');
 let runs = [];
 let shown = { route: '', version: -1 };
-const filters = { category: '', outcome: '', cause: '' };
+const filters = { category: '', outcome: '', cause: '', disagree: '', q: '', keys: null, page: 0 };
+const PAGE = 200;
 
 function h(tag, attrs, ...kids) {
   const el = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs || {})) {
     if (v === undefined || v === null || v === false) continue;
-    if (k === 'onclick' || k === 'onchange') el[k] = v; else el.setAttribute(k, String(v));
+    if (k === 'onclick' || k === 'onchange') el[k] = v; else if (k === 'value') el.value = String(v); else el.setAttribute(k, String(v));
   }
   for (const kid of kids.flat()) if (kid !== undefined && kid !== null && kid !== false) el.append(kid instanceof Node ? kid : String(kid));
   return el;
@@ -51,39 +54,89 @@ async function render(force) {
   const run = parts[0] === 'run' ? runs[Number(parts[1])] : undefined;
   const key = location.hash + '|' + (run ? run.version : runs.map((r) => r.version).join(','));
   document.getElementById('live').textContent = runs.some((r) => r.status === 'running') ? '· live: a run is in progress' : '';
-  if (!force && key === shown.key) return;
-  shown.key = key;
+  if (!force && key + '|' + JSON.stringify(filters) === shown.key) return;
+  shown.key = key + '|' + JSON.stringify(filters);
   const view = parts[0] === 'run' && parts[2] === 'sample' ? await samplePage(Number(parts[1]), decodeURIComponent(parts.slice(3).join('/')), query)
+    : parts[0] === 'diff' ? await diffPage(Number(parts[1]), Number(parts[2]))
     : run ? await runPage(run) : runsPage();
   $app.replaceChildren(view);
 }
 
 function runsPage() {
-  return h('div', {}, h('h2', {}, 'Runs'), h('table', { 'data-testid': 'runs' },
+  const pick = (id, dflt) => h('select', { id }, runs.map((r) => h('option', { value: r.index, selected: r.index === dflt }, r.name)));
+  const compare = runs.length > 1 ? h('p', { 'data-testid': 'compare' }, 'compare ', pick('diff-a', 0), ' with ', pick('diff-b', 1), ' ',
+    h('button', { onclick: () => { location.hash = '#/diff/' + document.getElementById('diff-a').value + '/' + document.getElementById('diff-b').value; } }, 'outcomes that changed')) : null;
+  const provenance = runs.map((r) => h('details', { 'data-testid': 'provenance', 'data-run': r.index }, h('summary', {}, r.name + ': ' + r.comparability[0]),
+    h('ul', {}, [...r.comparability.slice(1), ...r.provenance].map((l) => h('li', {}, l)))));
+  return h('div', {}, h('h2', {}, 'Runs'), compare, runsTable(), h('h2', {}, 'Provenance'), provenance);
+}
+
+function runsTable() {
+  return h('table', { 'data-testid': 'runs' },
     h('tr', {}, ['log', 'task', 'solver', 'status', 'pass rate', '95% interval', 'prompt tok', 'completion tok', 'errors', 'failures by cause'].map((t) => h('th', {}, t))),
     runs.map((r) => h('tr', { 'data-run': r.index },
       h('td', {}, h('a', { href: '#/run/' + r.index }, r.name)), h('td', {}, r.task), h('td', {}, r.solver + (r.model ? ' · ' + r.model : '')),
       h('td', {}, r.status), h('td', { 'data-testid': 'pass-rate' }, rate(r)), h('td', {}, interval(r.interval) + ' ' + r.interval.method),
       h('td', {}, r.promptTokens), h('td', {}, r.completionTokens), h('td', {}, r.errors),
-      h('td', {}, Object.entries(r.failures).map(([k, n]) => k + ' ' + n).join(', ') || '–')))));
+      h('td', {}, Object.entries(r.failures).map(([k, n]) => k + ' ' + n).join(', ') || '–'))));
 }
 
 async function runPage(run) {
   const samples = await get('/api/runs/' + run.index + '/samples');
   const uniq = (f) => [...new Set(samples.map(f).filter(Boolean))].sort();
-  const select = (name, options) => h('select', { 'data-filter': name, onchange: (e) => { filters[name] = e.target.value; render(true); } },
-    h('option', { value: '' }, 'all ' + name), options.map((o) => h('option', { value: o, selected: filters[name] === o }, o)));
+  const refilter = (name, value) => { filters[name] = value; filters.page = 0; render(true); };
+  const select = (name, options, label) => h('select', { 'data-filter': name, onchange: (e) => refilter(name, e.target.value) },
+    h('option', { value: '' }, label || 'all ' + name), options.map((o) => h('option', { value: o, selected: filters[name] === o }, o)));
+  // Two graders disagree: one passes the sample and the other fails it.
+  const graders = [...new Set(samples.flatMap((s) => Object.keys(s.scores)))].sort();
+  const pairs = graders.flatMap((a, i) => graders.slice(i + 1).map((b) => a + ' ≠ ' + b));
+  const disagree = (s) => { const [a, b] = filters.disagree.split(' ≠ '); return a in s.scores && b in s.scores && (s.scores[a] === 1) !== (s.scores[b] === 1); };
   const visible = samples.filter((s) => (!filters.category || s.category === filters.category)
-    && (!filters.outcome || (filters.outcome === 'pass') === s.passed) && (!filters.cause || s.cause === filters.cause));
+    && (!filters.outcome || (filters.outcome === 'pass') === s.passed) && (!filters.cause || s.cause === filters.cause)
+    && (!filters.disagree || disagree(s)) && (!filters.keys || filters.keys.has(s.key)));
+  const pages = Math.max(1, Math.ceil(visible.length / PAGE));
+  const page = Math.min(filters.page, pages - 1);
+  const rows = visible.slice(page * PAGE, (page + 1) * PAGE);
+  const turn = (to) => { filters.page = to; render(true); };
+  const search = h('input', { 'data-testid': 'search', placeholder: 'search transcripts', value: filters.q });
+  search.onkeydown = async (e) => {
+    if (e.key !== 'Enter') return;
+    const q = e.target.value.trim();
+    filters.q = q;
+    filters.keys = q ? new Set((await get('/api/runs/' + run.index + '/search?q=' + encodeURIComponent(q))).keys) : null;
+    filters.page = 0;
+    render(true);
+  };
   return h('div', {},
     h('h2', {}, run.name + ' · ' + rate(run) + ' ' + interval(run.interval)),
+    h('p', { class: 'muted', 'data-testid': 'figure' }, run.comparability.join(' · ')),
     h('p', { class: 'filters' }, select('category', uniq((s) => s.category)), select('outcome', ['pass', 'fail']), select('cause', uniq((s) => s.cause)),
+      pairs.length ? select('disagree', pairs, 'graders: any') : null, search, ' ',
       h('span', { class: 'muted', 'data-testid': 'count' }, visible.length + ' of ' + samples.length + ' samples')),
     h('table', { 'data-testid': 'samples' }, h('tr', {}, ['sample', 'category', 'outcome', 'cause', 'steps', 'tokens', 'ms'].map((t) => h('th', {}, t))),
-      visible.slice(0, 1000).map((s) => h('tr', { 'data-sample': s.key },
+      rows.map((s) => h('tr', { 'data-sample': s.key },
         h('td', {}, h('a', { href: '#/run/' + run.index + '/sample/' + encodeURIComponent(s.key) }, s.epoch > 1 ? s.key : s.id)),
         h('td', {}, s.category), h('td', { class: s.passed ? 'pass' : 'fail' }, s.passed ? 'pass' : 'fail'), h('td', {}, s.cause || ''),
-        h('td', {}, s.steps), h('td', {}, s.tokens), h('td', {}, s.latencyMs)))));
+        h('td', {}, s.steps), h('td', {}, s.tokens), h('td', {}, s.latencyMs)))),
+    h('p', { class: 'pager' }, h('button', { 'data-testid': 'prev', disabled: page === 0, onclick: () => turn(page - 1) }, '‹ previous'), ' ',
+      h('span', { 'data-testid': 'page' }, visible.length ? 'rows ' + (page * PAGE + 1) + '–' + (page * PAGE + rows.length) + ' of ' + visible.length + ' · page ' + (page + 1) + ' of ' + pages : 'no rows'), ' ',
+      h('button', { 'data-testid': 'next', disabled: page >= pages - 1, onclick: () => turn(page + 1) }, 'next ›')));
+}
+
+async function diffPage(a, b) {
+  const [left, right] = await Promise.all([get('/api/runs/' + a + '/samples'), get('/api/runs/' + b + '/samples')]);
+  const byKey = new Map(right.map((s) => [s.key, s]));
+  const both = left.filter((s) => byKey.has(s.key));
+  const changed = both.filter((s) => byKey.get(s.key).passed !== s.passed);
+  const row = (s) => { const t = byKey.get(s.key); return h('tr', { 'data-sample': s.key },
+    h('td', {}, h('a', { href: '#/run/' + a + '/sample/' + encodeURIComponent(s.key) + '?with=' + b }, s.epoch > 1 ? s.key : s.id)), h('td', {}, s.category),
+    h('td', { class: s.passed ? 'pass' : 'fail' }, s.passed ? 'pass' : 'fail'), h('td', { class: t.passed ? 'pass' : 'fail' }, t.passed ? 'pass' : 'fail'),
+    h('td', {}, t.cause || s.cause || '')); };
+  const fixed = changed.filter((s) => !s.passed).length;
+  return h('div', {}, h('h2', {}, 'Outcomes that changed: ' + runs[a].name + ' → ' + runs[b].name),
+    h('p', { 'data-testid': 'diff-count' }, changed.length + ' of ' + both.length + ' shared samples changed (' + fixed + ' now pass, ' + (changed.length - fixed) + ' now fail)'
+      + (left.length !== both.length || right.length !== both.length ? '; ' + (left.length - both.length) + ' only in the first, ' + (right.length - both.length) + ' only in the second' : '')),
+    h('table', { 'data-testid': 'diff' }, h('tr', {}, ['sample', 'category', runs[a].name, runs[b].name, 'cause'].map((t) => h('th', {}, t))), changed.map(row)));
 }
 
 async function samplePage(i, key, query) {

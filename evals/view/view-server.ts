@@ -7,7 +7,7 @@ import { hostHeaders } from '../../src/http/host-headers.ts';
 import { createHostPolicy } from '../../src/http/host-policy.ts';
 import { parseHost } from '../../src/http/parse-host.ts';
 import { LiveLog } from './live-log.ts';
-import { runRow, sampleRow } from './view-api.ts';
+import { runRow, sampleRow, searchSamples } from './view-api.ts';
 import { VIEW_PAGE } from './view-page.ts';
 
 export interface ViewServer {
@@ -71,6 +71,9 @@ async function handle(live: LiveLog[], req: IncomingMessage, res: ServerResponse
       live.map((l, i) => runRow(i, l)),
     );
   }
+  const found = /^\/api\/runs\/(\d+)\/search$/.exec(url.pathname);
+  if (found && live[Number(found[1])])
+    return send(res, 200, { keys: searchSamples(live[Number(found[1])].samples, url.searchParams.get('q') ?? '') });
   const m = /^\/api\/runs\/(\d+)\/samples(?:\/(.+))?$/.exec(url.pathname);
   const log = m ? live[Number(m[1])] : undefined;
   if (!m || !log) return send(res, 404, { error: `not found: ${url.pathname}` });
