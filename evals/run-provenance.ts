@@ -14,11 +14,11 @@ const SECRET_OPTIONS = new Set(['apiKey', 'fhirAuthHeader']);
 /** Dependencies whose version can move a result. */
 const KEY_DEPENDENCY = /^(zod|openai|fastify|@medplum\/.+)$/;
 
-export function sha256(text: string): string {
+function sha256(text: string): string {
   return createHash('sha256').update(text).digest('hex');
 }
 
-export function redactArgv(argv: readonly string[]): string[] {
+function redactArgv(argv: readonly string[]): string[] {
   const out: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
@@ -70,7 +70,7 @@ function installedVersion(root: string, name: string): string | undefined {
   }
 }
 
-export function packageVersions(): Pick<Provenance, 'package' | 'dependencies'> {
+function packageVersions(): Pick<Provenance, 'package' | 'dependencies'> {
   const root = packageRoot();
   const pkg = root ? readJson(path.join(root, 'package.json')) : undefined;
   const declared = Object.keys({
