@@ -8,6 +8,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OWN_PATIENT, writeAttackKeys } from './support/attack-keys.ts';
 import { startGateway, type RunningGateway } from './support/gateway-harness.ts';
+import { patientValue } from './support/patient-key-invariants.ts';
 import { rawRequest, type RawAnswer } from './support/raw-request.ts';
 import { completionReply } from './support/upstream-replies.ts';
 
@@ -120,8 +121,6 @@ async function expectNoLeak(a: Attempt): Promise<RawAnswer> {
 }
 
 // ---- generators ----------------------------------------------------------------------------------------------
-const patientValue = () =>
-  fc.constantFrom(OWN_PATIENT, 'S1000002', `${OWN_PATIENT},S1000002`, 'Patient/S1000002', `Patient/${OWN_PATIENT}`);
 const idOf = (type: string) => fc.constantFrom(...secrets.ids[type]);
 const searchPairs = (type: string) =>
   fc.array(

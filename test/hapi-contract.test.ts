@@ -11,6 +11,7 @@ import type { ProvidedHapiBackend } from './support/fhir-backends-setup.ts';
 import { describeLoaderContract } from './support/loader-contract.ts';
 import { describeMimicToolContract } from './support/mimic-tool-contract.ts';
 import { describeMimicLoadContract } from './support/mimic-load-contract.ts';
+import { describePatientKeyInvariants } from './support/patient-key-invariants.ts';
 import { describeToolContract } from './support/tool-contract.ts';
 import { script, toolMessages } from './support/agent-kit.ts';
 import { startGateway, type RunningGateway } from './support/gateway-harness.ts';
@@ -105,6 +106,19 @@ describe.skipIf('skip' in hapi)('HAPI FHIR', () => {
       expect(found.resources).toHaveLength(1);
       expect(found.resources[0]).toMatchObject({ subject: { reference: 'Patient/S1000002' }, valueQuantity: { value: 71 } });
     });
+  });
+
+  // The same generated patient-key tool calls as on the embedded server (test/patient-key-invariants.test.ts), with
+  // HAPI behind the gateway: no answer shows another patient. Runs on the synthetic EHR the tool contract loaded
+  // (loaded here when this suite runs alone, `-t "patient-key"`).
+  describePatientKeyInvariants('hapi', async () => {
+    const fhir = client();
+    const seeded = await fhir.readResource('Patient', 'S1000001').then(
+      () => true,
+      () => false,
+    );
+    if (!seeded) await loadFhirFiles({ client: loaderClient(), files: [SYNTHETIC_EHR_DIR], concurrency: 2 });
+    return { env: { FHIR_BASE_URL: baseUrl }, admin: () => fhir };
   });
 
   // HAPI's CapabilityStatement, read as the gateway reads it at boot and on /ready: every search tool is offered,
