@@ -28,7 +28,15 @@ export async function serveEhr(opts: { bundles: () => Promise<Bundle[]>; port?: 
   });
   try {
     const address = await gateway.app.listen({ port: opts.port ?? 0, host: '127.0.0.1' });
-    return { baseUrl: `${address}/fhir/`, close: () => gateway.close() };
+    return {
+      baseUrl: `${address}/fhir/`,
+      close: async () => {
+        const closing = gateway.close();
+        // Clients' keep-alive sockets would hold close() for the server's keep-alive timeout (72 s in fastify).
+        gateway.app.server.closeAllConnections();
+        await closing;
+      },
+    };
   } catch (err) {
     await gateway.close();
     throw err;

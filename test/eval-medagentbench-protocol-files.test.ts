@@ -1,0 +1,134 @@
+// The protocol's prompt and replies come from whatever task module the user points at (never from this repository):
+// a stand-in module written here, with its own template and replies, drives a run; and bad input is a usage error.
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readEvalLog } from '../evals/eval-log.ts';
+import { mabSeedTasks } from '../evals/medagentbench/seed-tasks.ts';
+import { runEvalCli } from './support/run-eval-cli.ts';
+import { startScriptedProtocolModel, type ScriptedProtocolModel } from './support/scripted-protocol-model.ts';
+
+// A stand-in task module: the same Python constructs as the benchmark's (a triple-quoted template with str.format
+// fields and doubled braces, f-string replies over get_res, the two POST replies in their except/else branches).
+const MODULE = String.raw`
+MedAgentBench_prompt = """Use {api_base} with {functions}.\nKeep {{braces}}.
+Ctx: {context}
+Q: {question}"""
+
+class T:
+    async def start_sample(self, index, session):
+        if r.startswith('GET'):
+            if "data" in get_res:
+                session.inject({"role": "user", "content": f"DATA<{get_res['data']}>"})
+            else:
+                session.inject({"role": "user", "content": f"ERROR<{get_res['error']}>"})
+        elif r.startswith('POST'):
+            try:
+                payload = json.loads('\n'.join(r.split('\n')[1:]))
+            except Exception as e:
+                session.inject({"role": "user", "content": "BAD POST"})
+            else:
+                session.inject({"role": "user", "content": "POST OK"})
+`;
+
+describe('--protocol medagentbench with a task module given by --prompt-file and --funcs', () => {
+  let dir: string;
+  let model: ScriptedProtocolModel;
+  const tasks = mabSeedTasks().slice(1, 2);
+
+  beforeAll(async () => {
+    dir = mkdtempSync(path.join(tmpdir(), 'mab-files-'));
+    writeFileSync(path.join(dir, 'module.py'), MODULE);
+    writeFileSync(path.join(dir, 'funcs.json'), JSON.stringify([{ name: 'GET {api_base}/Patient', description: 'café' }]));
+    writeFileSync(path.join(dir, 'tasks.json'), JSON.stringify(tasks));
+    model = await startScriptedProtocolModel(
+      (messages) => ['POST http://x/Observation\n{"a": 1}', 'POST http://x/Observation\n{bad', 'FINISH([1])'][messages.length >> 1],
+    );
+  });
+  afterAll(async () => model?.close());
+
+  it('fills the module template as str.format does and answers with the module replies', async () => {
+    const log = path.join(dir, 'run.jsonl');
+    const run = await runEvalCli([
+      'run',
+      '--tasks',
+      path.join(dir, 'tasks.json'),
+      '--protocol',
+      'medagentbench',
+      '--prompt-file',
+      path.join(dir, 'module.py'),
+      '--funcs',
+      path.join(dir, 'funcs.json'),
+      '--solver',
+      'model',
+      '--model',
+      'scripted',
+      '--base-url',
+      model.baseUrl,
+      '--log',
+      log,
+      '--quiet',
+    ]);
+    expect(run.stderr).not.toMatch(/error/i);
+    const [sample] = (await readEvalLog(log)).samples;
+    const base = /^Use (\S+) with/.exec(sample.history![0].content)![1];
+    expect(base).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/fhir\/$/);
+    expect(sample.history![0].content).toBe(
+      `Use ${base} with [{"name": "GET {api_base}/Patient", "description": "caf\\u00e9"}].\nKeep {braces}.\nCtx: ${tasks[0].context}\nQ: ${tasks[0].instruction}`,
+    );
+    expect(
+      sample
+        .history!.filter((m) => m.role === 'user')
+        .slice(1)
+        .map((m) => m.content),
+    ).toEqual(['POST OK', 'BAD POST']);
+    expect(sample).toMatchObject({ status: 'completed', result: '[1]', answer: [1] });
+  }, 60_000);
+
+  it('refuses a run it cannot make with a usage error naming what is missing', async () => {
+    const common = ['--solver', 'model', '--model', 'm', '--base-url', 'http://127.0.0.1:9/v1', '--quiet'];
+    const noDir = await runEvalCli(['run', '--tasks', path.join(dir, 'tasks.json'), '--protocol', 'medagentbench', ...common]);
+    expect(noDir.code).toBe(64);
+    expect(noDir.stderr).toMatch(/--benchmark-dir/);
+    const missing = await runEvalCli([
+      'run',
+      '--tasks',
+      path.join(dir, 'tasks.json'),
+      '--protocol',
+      'medagentbench',
+      '--benchmark-dir',
+      path.join(dir, 'nope'),
+      ...common,
+    ]);
+    expect(missing.code).toBe(64);
+    expect(missing.stderr).toMatch(/nope\/src\/server\/tasks\/medagentbench\/__init__\.py: not found/);
+    const notMab = await runEvalCli([
+      'run',
+      'builtin',
+      '--protocol',
+      'medagentbench',
+      '--prompt-file',
+      path.join(dir, 'module.py'),
+      '--funcs',
+      path.join(dir, 'funcs.json'),
+      ...common,
+    ]);
+    expect(notMab.code).toBe(64);
+    expect(notMab.stderr).toMatch(/MedAgentBench task file/);
+    writeFileSync(path.join(dir, 'bad-runs.jsonl'), '{"index": 0, "output": {"status": "completed", "history": []}}\n{"index": "x"}\n');
+    const grade = await runEvalCli([
+      'grade',
+      '--tasks',
+      path.join(dir, 'tasks.json'),
+      '--results',
+      path.join(dir, 'bad-runs.jsonl'),
+      '--fhir-base-url',
+      'http://127.0.0.1:9/fhir/',
+      '--log',
+      path.join(dir, 'g.jsonl'),
+    ]);
+    expect(grade.code).toBe(64);
+    expect(grade.stderr).toMatch(/bad-runs\.jsonl:2: not an AgentBench result line/);
+  }, 60_000);
+});
