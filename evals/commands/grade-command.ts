@@ -15,6 +15,7 @@ import { AgentBenchRunLineSchema, type AgentBenchRunLine } from '../medagentbenc
 import { finishText, gradedRunRecord } from '../medagentbench/graded-run-record.ts';
 import { gradeRefsol } from '../medagentbench/refsol-grader.ts';
 import { MedAgentBenchTaskSchema } from '../medagentbench/task-file.ts';
+import { externalEhrIdentity, runProvenance } from '../run-provenance.ts';
 import { EXIT, UsageError } from './run-command.ts';
 
 const GradeArgsSchema = z.object({
@@ -62,6 +63,13 @@ export async function gradeCommand(
     },
     scorers: [{ name: 'refsol', args: { fhirBase: args.fhirBaseUrl } }],
     spec: { protocol: 'medagentbench', grader: 'refsol', fhirBase: args.fhirBaseUrl, graded: 'eval grade' },
+    // The FHIR server graded against is the data a reader must know (the benchmark's image, or a generated EHR).
+    provenance: runProvenance({
+      argv: ['grade', ...argv],
+      options: { ...args },
+      protocol: 'medagentbench',
+      ehr: await externalEhrIdentity({ baseUrl: args.fhirBaseUrl, fetch: fetchImpl }),
+    }),
   });
   const samples: SampleRecord[] = [];
   for (const line of lines) {
