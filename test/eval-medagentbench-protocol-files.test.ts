@@ -3,7 +3,10 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { composeGateway } from '../src/compose-gateway.ts';
+import { loadConfig } from '../src/config.ts';
 import { readEvalLog } from '../evals/eval-log.ts';
 import { mabSeedTasks } from '../evals/medagentbench/seed-tasks.ts';
 import { runEvalCli } from './support/run-eval-cli.ts';
@@ -84,6 +87,58 @@ describe('--protocol medagentbench with a task module given by --prompt-file and
         .map((m) => m.content),
     ).toEqual(['POST OK', 'BAD POST']);
     expect(sample).toMatchObject({ status: 'completed', result: '[1]', answer: [1] });
+  }, 60_000);
+
+  it('runs the same through the gateway (SERVER_TOOLS=false passes the text protocol through)', async () => {
+    const gateway = await composeGateway({
+      config: loadConfig({
+        HOST: '127.0.0.1',
+        PORT: '0',
+        UPSTREAM_BASE_URL: model.baseUrl,
+        UPSTREAM_MODEL: 'scripted',
+        SERVER_TOOLS: 'false',
+        LOG_LEVEL: 'silent',
+        AUDIT_SINK: 'off',
+        RATE_LIMIT_PER_MINUTE: '0',
+      }),
+      logger: pino({ level: 'silent' }),
+    });
+    try {
+      const origin = await gateway.app.listen({ port: 0, host: '127.0.0.1' });
+      const log = path.join(dir, 'via-gateway.jsonl');
+      const calls = model.calls.length;
+      const run = await runEvalCli([
+        'run',
+        '--tasks',
+        path.join(dir, 'tasks.json'),
+        '--protocol',
+        'medagentbench',
+        '--prompt-file',
+        path.join(dir, 'module.py'),
+        '--funcs',
+        path.join(dir, 'funcs.json'),
+        '--solver',
+        'model',
+        '--model',
+        'fhir-agent/clinical-reasoner',
+        '--base-url',
+        `${origin}/v1`,
+        '--log',
+        log,
+        '--quiet',
+      ]);
+      expect(run.stderr).not.toMatch(/error/i);
+      const [sample] = (await readEvalLog(log)).samples;
+      expect(model.calls.length - calls).toBe(3);
+      expect(sample.history!.filter((m) => m.role === 'agent').map((m) => m.content)).toEqual([
+        'POST http://x/Observation\n{"a": 1}',
+        'POST http://x/Observation\n{bad',
+        'FINISH([1])',
+      ]);
+      expect(sample).toMatchObject({ status: 'completed', result: '[1]' });
+    } finally {
+      await gateway.close();
+    }
   }, 60_000);
 
   it('refuses a run it cannot make with a usage error naming what is missing', async () => {

@@ -30,7 +30,15 @@ export async function startScriptedProtocolModel(policy: ProtocolPolicy): Promis
         res.setHeader('content-type', 'application/json');
         if (req.method === 'GET' && req.url?.endsWith('/models'))
           return res.end(JSON.stringify({ object: 'list', data: [{ id: 'scripted', object: 'model' }] }));
-        const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { messages: ProtocolMessage[] };
+        let body: { messages: ProtocolMessage[] };
+        try {
+          body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as typeof body;
+          if (!Array.isArray(body.messages)) throw new Error('no messages');
+        } catch {
+          // Probes (a gateway's dialect check, a GET of another path) get a 404, not a script step.
+          res.statusCode = 404;
+          return res.end(JSON.stringify({ error: { message: `no ${req.method} ${req.url} here` } }));
+        }
         calls.push(body.messages);
         const content = await policy(body.messages);
         if (typeof content !== 'string') {
