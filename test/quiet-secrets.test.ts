@@ -102,6 +102,37 @@ describe('a token with CR/LF from the token endpoint (finding 4)', () => {
   });
 });
 
+describe('tool errors are codes and fixed phrases, never an exception text (finding 4)', () => {
+  let fhir: RecordingServer;
+  let gw: RunningGateway;
+  beforeAll(async () => {
+    // A FHIR server whose answer is no JSON: the parser's message would quote it.
+    fhir = await startRecordingServer((_req, res) => {
+      res.writeHead(200, FHIR_JSON);
+      res.end(`{"resourceType":"Bundle" ${SECRET}`);
+    });
+    gw = await startGateway({
+      env: { SERVER_TOOLS: 'true', LOG_LEVEL: 'warn' },
+      fhir: createMedplumFhirClient({ baseUrl: `${fhir.origin}/fhir`, retries: 0 }),
+    });
+  });
+  afterAll(async () => {
+    await gw?.close();
+    await fhir?.close();
+  });
+
+  it('an unreadable FHIR answer is a 502 in the gateway words, quoting nothing of it', async () => {
+    const s = script(gw, [{ toolCalls: [{ id: 'c1', name: 'search_observations', args: { patient: 'S1' } }] }, { content: 'done' }]);
+    await gw.client.chat.completions.create({ model: gw.model, messages: [{ role: 'user', content: 'labs of S1?' }] });
+    const [tool] = toolMessages(s.bodies()[1]);
+    expect(tool!.result).toEqual({
+      ok: false,
+      error: { code: 'fhir_error', status: 502, message: 'Unreadable response from FHIR server (HTTP 200)' },
+    });
+    expect(JSON.stringify(s.bodies())).not.toContain(SECRET);
+  });
+});
+
 describe('GET /ready and the boot line with a query-string token URL (finding 5)', () => {
   let tokens: RecordingServer;
   let fhir: RecordingServer;
