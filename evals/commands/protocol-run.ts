@@ -57,6 +57,7 @@ export async function setupProtocolRun(
     retries: args.maxRetries,
     temperature: args.temperature,
     maxTokens: args.maxTokens,
+    seed: args.seed,
     prompt,
     fhirBase: fhirBaseUrl,
   });

@@ -25,6 +25,8 @@ export interface BenchmarkProtocolSolverOptions extends ChatEndpoint {
   fhirFetch?: typeof fetch;
   temperature?: number;
   maxTokens?: number;
+  /** Sent as `seed` when set. */
+  seed?: number;
 }
 
 /** The task module's reading of one reply (its strip and fence removal). */
@@ -73,6 +75,7 @@ export function benchmarkProtocolSolver(opts: BenchmarkProtocolSolverOptions): S
             messages: history.map((m) => ({ role: m.role === 'agent' ? 'assistant' : 'user', content: m.content })),
             temperature: opts.temperature ?? 0,
             max_tokens: opts.maxTokens ?? 4096,
+            ...(opts.seed !== undefined ? { seed: opts.seed } : {}),
           },
           signal,
         );
