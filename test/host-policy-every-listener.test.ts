@@ -87,6 +87,35 @@ describe('a keyed gateway (no ALLOWED_HOSTS)', () => {
   });
 });
 
+describe('the keyless sandbox on loopback', () => {
+  let gw: RunningGateway;
+  beforeAll(async () => {
+    gw = await startGateway({ env: { API_KEYS: '', LOG_LEVEL: 'warn' } });
+  });
+  afterAll(() => gw?.close());
+
+  it('a malformed Host is a 400 there too (a foreign one stays a 403)', async () => {
+    for (const target of ['/mcp', '/metrics', '/health']) {
+      const method = target === '/mcp' ? 'POST' : 'GET';
+      const headers = (host: string) => ({
+        host,
+        ...(method === 'POST' ? { 'content-type': 'application/json', accept: 'application/json, text/event-stream' } : {}),
+      });
+      for (const host of MALFORMED) {
+        const answer = await rawRequest(gw.baseUrl, { method, target, body: method === 'POST' ? MCP : undefined, headers: headers(host) });
+        expect(answer.status, `${target} Host: ${host}`).toBe(400);
+      }
+      const foreign = await rawRequest(gw.baseUrl, {
+        method,
+        target,
+        body: method === 'POST' ? MCP : undefined,
+        headers: headers('rebind.attacker.example'),
+      });
+      expect(foreign.status, target).toBe(403);
+    }
+  });
+});
+
 describe('a keyed gateway with METRICS_TOKEN and ALLOWED_HOSTS', () => {
   let gw: RunningGateway;
   beforeAll(async () => {
