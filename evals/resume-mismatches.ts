@@ -33,16 +33,27 @@ function settingsOf(h: HeaderRecord): Map<string, unknown> {
   return s;
 }
 
+/** A FHIR server the run serves itself (the protocol run's generated EHR) listens on a new loopback port each time:
+ * its URL names no setting, the data's hash does. */
+function servedBase(h: HeaderRecord): string | undefined {
+  const ehr = h.provenance?.ehr;
+  return ehr?.kind === 'generated' ? ehr.baseUrl : undefined;
+}
+
 /** One line per differing setting; empty when the run may go on. */
 export function resumeMismatches(logged: HeaderRecord, now: HeaderRecord): string[] {
   const before = settingsOf(logged);
   const after = settingsOf(now);
+  const show = (v: unknown, served: string | undefined) => {
+    const text = showValue(v);
+    return served ? text.replaceAll(served, '<served by the run>') : text;
+  };
   // A log written before provenance was recorded is checked on what it has; what it lacks cannot be compared.
   const labels = logged.provenance ? new Set([...before.keys(), ...after.keys()]) : new Set(before.keys());
   const lines: string[] = [];
   for (const label of labels) {
-    const a = show(before.get(label));
-    const b = show(after.get(label));
+    const a = show(before.get(label), servedBase(logged));
+    const b = show(after.get(label), servedBase(now));
     if (a !== b) lines.push(`--resume refused: ${label} differs: the log has ${a}, this run has ${b}`);
   }
   if (lines.length && !logged.provenance)
@@ -50,7 +61,7 @@ export function resumeMismatches(logged: HeaderRecord, now: HeaderRecord): strin
   return lines;
 }
 
-function show(v: unknown): string {
+function showValue(v: unknown): string {
   if (v === undefined) return '(not set)';
   return JSON.stringify(v, (_k, x: unknown) => (x && typeof x === 'object' && !Array.isArray(x) ? sortKeys(x) : x));
 }

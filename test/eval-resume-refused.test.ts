@@ -2,9 +2,11 @@
 // setting, the log byte-for-byte untouched) to blend two configurations into one figure. `--retry-errors` runs the
 // samples that failed by the run's fault again and keeps both attempts. In-process runCommand, a real loopback
 // OpenAI-compatible upstream, the embedded FHIR server.
+import { existsSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { copyFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -277,5 +279,31 @@ describe('--retry-errors', () => {
     const parsed = RunArgsSchema.safeParse({ retryErrors: true });
     expect(parsed.success).toBe(false);
     expect(parsed.error?.issues[0]).toMatchObject({ path: ['retry-errors'], message: 'needs --resume' });
+  });
+});
+
+const SHARED = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'shared', 'data', 'medagentbench');
+const MODULE = path.join(SHARED, 'official', '__init__.py');
+const FUNCS = path.join(SHARED, 'funcs_v1.json');
+const noBenchmark = [MODULE, FUNCS].filter((f) => !existsSync(f));
+if (noBenchmark.length) console.log(`skipping the protocol-run resume check: MedAgentBench's files are absent (${noBenchmark.join(', ')})`);
+
+describe.skipIf(noBenchmark.length > 0)('--resume of a --protocol medagentbench run', () => {
+  it('resumes although the EHR the run serves itself is on another loopback port each time; refuses another model', async () => {
+    const log = path.join(dir, 'protocol.jsonl');
+    const protocol = { protocol: 'medagentbench', promptFile: MODULE, funcs: FUNCS, log, limit: 2 };
+    const first = await run(protocol);
+    expect(first.code, first.stderr).toBe(EXIT.ok);
+    const { header } = await readEvalLog(log);
+    expect(header!.provenance!.ehr).toMatchObject({ kind: 'generated', sha256: expect.stringMatching(/^[0-9a-f]{64}$/) });
+    expect(header!.provenance!.systemPromptSha256).toMatch(/^[0-9a-f]{64}$/);
+    const again = await run({ ...protocol, resume: true });
+    expect(again.stderr).toBe('');
+    expect(again.code).toBe(EXIT.ok);
+    const before = await readFile(log);
+    const other = await run({ ...protocol, resume: true, model: 'other-model' });
+    expect(other.code).toBe(EXIT.resumeRefused);
+    expect(other.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^--resume refused: model differs/)]);
+    expect((await readFile(log)).equals(before)).toBe(true);
   });
 });
