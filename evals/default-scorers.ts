@@ -10,6 +10,7 @@ import {
 import { agentBenchRubricScorer } from './scorers/agentbench-rubric-scorer.ts';
 import { medAgentBenchScorer } from './scorers/medagentbench-scorer.ts';
 import { modelGradedScorer, type JudgeOptions } from './scorers/model-graded-scorer.ts';
+import { refsolScorer } from './scorers/refsol-scorer.ts';
 
 /** Every scorer that applies to a scenario runs; a sample passes when all of them give 1, except the informational
  * ones (retrieval recall and precision, by FHIR-AgentBench's definitions and the project's), which are reported
@@ -22,6 +23,7 @@ export function defaultScorers(opts: { judges?: JudgeOptions[] } = {}): Scorer[]
     trajectoryScorer(),
     medAgentBenchScorer(),
     medAgentBenchScorer({ conventions: 'strict' }),
+    refsolScorer(),
     agentBenchRubricScorer(),
     fhirAgentBenchRecallScorer(),
     fhirAgentBenchPrecisionScorer(),

@@ -192,18 +192,39 @@ describe('MedAgentBench strict vs fhir-valid', () => {
     expect(strictOut.metadata).toMatchObject({ informational: true, writesOk: false, answerOk: true, conventions: 'strict' });
   });
 
-  it('"no data": -1 is what both accept; [] only fhir-valid', async () => {
+  it('"no data": -1 is what both accept; [] only fhir-valid, and only where the task does not ask for -1', async () => {
     const none = byCase('task4', 'none');
+    expect(none.context).toMatch(/be -1 if/);
     expect(await both(none, [-1])).toEqual([1, 1]);
-    expect(await both(none, [])).toEqual([0, 1]);
+    expect(await both(none, [])).toEqual([0, 0]);
+    expect(await both(byCase('task6', 'none'), [])).toEqual([0, 0]);
+    // Category 7's text says nothing about -1: [] still reads as "no data" to fhir-valid.
+    expect(byCase('task7', 'none').context).not.toMatch(/(^|[^\d])-1(?!\d)/);
     expect(await both(byCase('task7', 'none'), [])).toEqual([0, 1]);
   });
 
-  it('task 10: [value, time] both accept; the value alone or the time in another offset only fhir-valid', async () => {
+  it('a refused write attempt fails a task that allows none, as a POST does in refsol.py', async () => {
+    const t = byCase('task4', 'fresh');
+    const exp = (await computeMabExpectation(t, fhir, { clockPinned: true })).answer as unknown as { value: unknown[] };
+    const refused = { name: 'order_medication', arguments: '{}', ok: false, error: 'invalid', via: 'client' as const };
+    const score = (toolTrace: (typeof refused)[]) =>
+      medAgentBenchScorer().score({
+        scenario: medAgentBenchToScenario(t),
+        output: { answer: exp.value, rawAnswer: null, transcript: [], toolTrace, modelCalls: [] },
+        writes: [],
+        fhir,
+        now: new Date(),
+        clockPinned: true,
+      });
+    expect((await score([]))!.value).toBe(1);
+    expect((await score([refused]))!.value).toBe(0);
+  });
+
+  it('task 10: [value, time] both accept; the time in another offset only fhir-valid; the value alone neither', async () => {
     const fresh = byCase('task10', 'fresh');
     const exp = (await computeMabExpectation(fresh, fhir, { clockPinned: true })).answer as unknown as { value: [number, string] };
     expect(await both(fresh, exp.value)).toEqual([1, 1]);
-    expect(await both(fresh, [exp.value[0]])).toEqual([0, 1]);
+    expect(await both(fresh, [exp.value[0]])).toEqual([0, 0]);
     const sameInstant = new Date(Date.parse(exp.value[1])).toISOString();
     expect(sameInstant).not.toBe(exp.value[1]);
     expect(await both(fresh, [exp.value[0], sameInstant])).toEqual([0, 1]);

@@ -27,8 +27,11 @@ export interface PlannedWrite {
   fields: Record<string, FieldMatcher>;
 }
 
-/** "No data" is -1 in the official grader though the task never says so; [] says the same. */
-const NO_DATA_ALSO: unknown[][] = [[]];
+/** `fhir-valid` accepts [] for "no data" only where the task's text does not ask for -1 (categories 4, 6 and 10
+ * say "-1" or "[-1]"; category 7 says nothing, and refsol.py still wants -1 there). */
+function noDataAlso(task: MedAgentBenchTask): unknown[][] {
+  return /(^|[^\d])-1(?!\d)/.test(`${task.instruction} ${task.context}`) ? [] : [[]];
+}
 
 export interface MabExpectation {
   answer: AnswerRule;
@@ -147,7 +150,7 @@ export async function computeMabExpectation(
       const code = category === 'task4' ? 'MG' : 'GLU';
       const last = latest(await labPoints(fhir, mrn, code), category === 'task4' ? now - 24 * HOUR : undefined);
       return {
-        answer: { kind: 'exact', value: [last ? last.value : -1], alsoAccept: last ? [] : NO_DATA_ALSO },
+        answer: { kind: 'exact', value: [last ? last.value : -1], alsoAccept: last ? [] : noDataAlso(task) },
         writes: [],
         evidence: `latest ${code}: ${last ? `${last.value} at ${last.iso}` : 'none'}`,
       };
@@ -156,7 +159,7 @@ export async function computeMabExpectation(
       const pts = (await labPoints(fhir, mrn, 'GLU')).filter((p) => p.at >= now - 24 * HOUR);
       const mean = pts.length ? pts.reduce((s, p) => s + p.value, 0) / pts.length : -1;
       return {
-        answer: { kind: 'tolerance', value: mean, tolerance: 0.1, alsoAccept: pts.length ? [] : NO_DATA_ALSO },
+        answer: { kind: 'tolerance', value: mean, tolerance: 0.1, alsoAccept: pts.length ? [] : noDataAlso(task) },
         writes: [],
         evidence: `${pts.length} GLU values in 24 h`,
       };
@@ -250,21 +253,21 @@ export async function computeMabExpectation(
     }
     case 'task10': {
       const last = latest(await labPoints(fhir, mrn, 'A1C'));
+      // The task asks for "the last value and when it was recorded": both, as refsol.py wants them ([] is accepted
+      // there as in refsol.py, which only asks the model to check).
       const value = last ? [last.value, last.iso] : [-1];
-      // The task asks for "the last value and its time"; the value alone answers the question too.
-      const alsoAccept = last ? [[last.value]] : NO_DATA_ALSO;
       const yearAgo = new Date(now);
       yearAgo.setUTCFullYear(yearAgo.getUTCFullYear() - 1);
       if (last && last.at >= yearAgo.getTime())
         return {
-          answer: { kind: 'exact-or-empty', value, alsoAccept },
+          answer: { kind: 'exact-or-empty', value },
           writes: [],
           evidence: `A1C ${last.value} at ${last.iso} is recent`,
         };
       const loinc = parseCode(task.context, /LOINC code for ordering HbA1C lab is:?/, MAB.a1cLoinc);
       const resource = serviceOrder(MAB.loincSystem, loinc, nowIso, subject, {});
       return {
-        answer: { kind: 'exact-or-empty', value, alsoAccept },
+        answer: { kind: 'exact-or-empty', value },
         writes: [
           {
             resource,

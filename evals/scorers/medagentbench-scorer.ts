@@ -8,6 +8,8 @@ import { MedAgentBenchTaskSchema } from '../medagentbench/task-file.ts';
 import { showAnswer } from './answer-text.ts';
 import { scoreFhirActions } from './score-fhir-actions.ts';
 
+const WRITE_TOOLS = new Set(['record_observation', 'order_medication', 'order_service']);
+
 export function medAgentBenchScorer({ conventions = 'fhir-valid' }: { conventions?: MabConventions } = {}): Scorer {
   const strict = conventions === 'strict';
   return {
@@ -31,6 +33,12 @@ export function medAgentBenchScorer({ conventions = 'fhir-valid' }: { convention
       }
       const expected = exp.writes.map((w) => ({ resourceType: w.resource.resourceType, fields: w.fields }));
       const actions = scoreFhirActions(writes, expected);
+      // A write the tools refused is still an attempted POST: where the task allows none, refsol.py fails it.
+      const refused = output.toolTrace.filter((t) => WRITE_TOOLS.has(t.name) && !t.ok).length;
+      if (actions.value === 1 && expected.length === 0 && refused > 0) {
+        actions.value = 0;
+        actions.explanation = `${refused} refused write attempt(s) where the task allows no write`;
+      }
       // The official grader reads the POSTs in order (task 9: the medication, then the lab).
       if (strict && actions.value === 1 && !inOrder(writes, expected)) {
         actions.value = 0;

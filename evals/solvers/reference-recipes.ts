@@ -1,7 +1,9 @@
 // Recipes the reference solver knows, by `scenario.recipe.kind`.
 import type { SolverContext } from '../task.ts';
 import { computeMabExpectation } from '../medagentbench/expectation.ts';
+import { referenceToolCall } from '../medagentbench/reference-tool-calls.ts';
 import { MedAgentBenchTaskSchema } from '../medagentbench/task-file.ts';
+import { executeTool } from '../../tools/index.ts';
 import { builtinRecipes } from './builtin-recipes.ts';
 import type { RecipeFn, TraceFn } from './recipe.ts';
 
@@ -9,9 +11,22 @@ async function medagentbench(_params: Record<string, unknown>, ctx: SolverContex
   const task = MedAgentBenchTaskSchema.parse(ctx.scenario.metadata.medagentbench);
   const exp = await computeMabExpectation(task, ctx.fhir, { clockPinned: true });
   trace('read', { evidence: exp.evidence });
-  for (const w of exp.writes) {
-    const created = await ctx.fhir.createResource(w.resource);
-    trace('create', { resourceType: w.resource.resourceType }, [{ resourceType: created.resourceType, id: created.id! }]);
+  // Through the gateway's write tools, as a model would make them (the tools' own validation and idempotency).
+  for (const [i, w] of exp.writes.entries()) {
+    const call = referenceToolCall(w.resource);
+    const res = await executeTool(call.name, JSON.stringify(call.args), {
+      fhir: ctx.fhir,
+      now: ctx.now,
+      writesEnabled: true,
+      callId: `reference-${ctx.scenario.id}-${i}`,
+      signal: ctx.signal,
+    });
+    if (!res.ok) throw new Error(`${call.name} refused the reference's write: ${res.error.message}`);
+    trace(
+      call.name,
+      call.args,
+      (res.written ?? []).map((x) => ({ resourceType: x.resourceType, id: x.id })),
+    );
   }
   switch (exp.answer.kind) {
     case 'any':
