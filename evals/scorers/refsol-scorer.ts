@@ -54,6 +54,7 @@ export function refsolScorer(opts: RefsolScorerOptions = {}): Scorer {
         explanation: verdict.reason,
         metadata: {
           protocol: protocol ? 'medagentbench' : 'tools',
+          fhirBase: base,
           posts: run.history.filter((m) => m.role === 'agent' && m.content.includes('POST')).length,
           ...(protocol ? {} : { informational: true, transcript: run.history }),
           ...(python ? { refsolPy: python, disagree: python.passed !== verdict.passed } : {}),
