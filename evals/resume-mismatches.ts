@@ -40,22 +40,30 @@ function servedBase(h: HeaderRecord): string | undefined {
   return ehr?.kind === 'generated' ? ehr.baseUrl : undefined;
 }
 
-/** One line per differing setting; empty when the run may go on. */
-export function resumeMismatches(logged: HeaderRecord, now: HeaderRecord): string[] {
-  const before = settingsOf(logged);
-  const after = settingsOf(now);
+/** The recorded settings that differ between two headers, each shown as JSON. `first` is the one that may be older:
+ * a header without provenance is compared on what it has, since what it lacks cannot be compared. */
+export function settingDifferences(first: HeaderRecord, second: HeaderRecord): Array<{ label: string; first: string; second: string }> {
+  const before = settingsOf(first);
+  const after = settingsOf(second);
   const show = (v: unknown, served: string | undefined) => {
     const text = showValue(v);
     return served ? text.replaceAll(served, '<served by the run>') : text;
   };
-  // A log written before provenance was recorded is checked on what it has; what it lacks cannot be compared.
-  const labels = logged.provenance ? new Set([...before.keys(), ...after.keys()]) : new Set(before.keys());
-  const lines: string[] = [];
+  const labels = first.provenance ? new Set([...before.keys(), ...after.keys()]) : new Set(before.keys());
+  const out: Array<{ label: string; first: string; second: string }> = [];
   for (const label of labels) {
-    const a = show(before.get(label), servedBase(logged));
-    const b = show(after.get(label), servedBase(now));
-    if (a !== b) lines.push(`--resume refused: ${label} differs: the log has ${a}, this run has ${b}`);
+    const a = show(before.get(label), servedBase(first));
+    const b = show(after.get(label), servedBase(second));
+    if (a !== b) out.push({ label, first: a, second: b });
   }
+  return out;
+}
+
+/** One line per differing setting; empty when the run may go on. */
+export function resumeMismatches(logged: HeaderRecord, now: HeaderRecord): string[] {
+  const lines = settingDifferences(logged, now).map(
+    (d) => `--resume refused: ${d.label} differs: the log has ${d.first}, this run has ${d.second}`,
+  );
   if (lines.length && !logged.provenance)
     lines.push('--resume refused: the log predates recorded provenance, so only its solver, scorers, dataset and spec were compared');
   return lines;

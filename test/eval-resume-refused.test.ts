@@ -17,6 +17,7 @@ import { mabSeedTasks } from '../evals/medagentbench/seed-tasks.ts';
 import { synthesizeMabTasks } from '../evals/medagentbench/synthesize-tasks.ts';
 import { externalEhrIdentity } from '../evals/run-provenance.ts';
 import { LiveLog } from '../evals/view/live-log.ts';
+import { loadRun } from '../evals/report/merge-logs.ts';
 import { startFakeUpstream, type FakeUpstream } from './support/fake-upstream.ts';
 
 const FINISH = {
@@ -225,6 +226,22 @@ describe('--resume refuses a different configuration and leaves the log untouche
     expect((await readFile(old)).equals(oldBefore)).toBe(true);
     // Its timeout was never recorded, so it cannot differ; the rest matches.
     expect((await run({ log: old, resume: true, timeout: 100 })).code).toBe(EXIT.ok);
+  });
+});
+
+describe('eval report merging logs', () => {
+  it('warns once per setting that differs between the logs it merges, and not for copies', async () => {
+    const copy = path.join(dir, 'copy.jsonl');
+    await copyFile(baseLog, copy);
+    expect((await loadRun([baseLog, copy])).warnings).toEqual([]);
+    const other = await withHeader('merge-other', (h) => {
+      h.provenance!.seed = 11;
+      h.spec.maxSteps = 3;
+    });
+    expect((await loadRun([baseLog, other])).warnings).toEqual([
+      `${other}: max steps (--max-steps) is 3, but 8 in ${baseLog}`,
+      `${other}: seed (--seed) is 11, but 3 in ${baseLog}`,
+    ]);
   });
 });
 

@@ -1,12 +1,14 @@
 // Shards (and resumed runs) merge into one run: samples deduplicated by (id, epoch), first header kept.
 import { BaselineSummarySchema, type BaselineSummary } from '../baseline-summary.ts';
 import { readEvalLog, sampleKey, type HeaderRecord, type SampleRecord } from '../eval-log.ts';
+import { settingDifferences } from '../resume-mismatches.ts';
 
 export interface MergedRun {
   header: HeaderRecord | undefined;
   sources: string[];
   samples: SampleRecord[];
-  /** Headers whose dataset or solver differ from the first: merging them is probably a mistake. */
+  /** Headers whose recorded settings (dataset, solver, model, prompt, EHR, …) differ from the first: one figure from
+   * two configurations is no run's figure. One line per differing setting. */
   warnings: string[];
   /** The do-nothing baseline recorded in a footer, if any. */
   baseline?: BaselineSummary;
@@ -19,9 +21,9 @@ export async function loadRun(paths: string[]): Promise<MergedRun> {
     const log = await readEvalLog(path);
     if (log.header) {
       if (!run.header) run.header = log.header;
-      else if (log.header.dataset.sha256 !== run.header.dataset.sha256 || log.header.solver.name !== run.header.solver.name) {
-        run.warnings.push(`${path}: different dataset or solver than ${paths[0]}`);
-      }
+      else
+        for (const d of settingDifferences(run.header, log.header))
+          run.warnings.push(`${path}: ${d.label} is ${d.second}, but ${d.first} in ${paths[0]}`);
     }
     const baseline = BaselineSummarySchema.safeParse(log.footer?.summary.baseline);
     if (baseline.success) run.baseline ??= baseline.data;
