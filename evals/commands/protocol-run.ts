@@ -4,13 +4,12 @@
 // loopback for the run), and the `refsol` score (refsol.py's rules) deciding `passed`.
 import type { RunArgs } from '../cli-args.ts';
 import type { LoadedDataset } from '../load-dataset.ts';
+import { refsolScorer } from '../scorers/refsol-scorer.ts';
 import type { Scorer, Solver } from '../task.ts';
 import { readBenchmarkPrompt } from '../medagentbench/benchmark-prompt.ts';
 import { benchmarkProtocolSolver } from '../solvers/benchmark-protocol-solver.ts';
 import { generateMabEhr } from '../medagentbench/generate-ehr.ts';
-import { gradeRefsol } from '../medagentbench/refsol-grader.ts';
 import { serveEhr } from '../medagentbench/serve-ehr.ts';
-import type { MedAgentBenchTask } from '../medagentbench/task-file.ts';
 import { BenchmarkFileError } from '../medagentbench/python-string.ts';
 
 export interface ProtocolRun {
@@ -63,7 +62,7 @@ export async function setupProtocolRun(
   });
   return {
     solver,
-    scorers: [refsolScorer(fhirBaseUrl)],
+    scorers: [refsolScorer({ fhirBase: fhirBaseUrl })],
     fhirBaseUrl,
     spec: {
       protocol: 'medagentbench',
@@ -74,26 +73,6 @@ export async function setupProtocolRun(
     },
     close: async () => {
       await served?.close();
-    },
-  };
-}
-
-/** refsol.py's rules on the session the protocol solver kept; a sample without it (another solver) is not scored. */
-function refsolScorer(fhirBase: string): Scorer {
-  return {
-    name: 'refsol',
-    args: { fhirBase },
-    async score({ scenario, output }) {
-      if (!output.agentBench) return undefined;
-      const task = scenario.metadata.medagentbench as MedAgentBenchTask;
-      const result = typeof output.agentBench.result === 'string' ? output.agentBench.result : null;
-      const verdict = await gradeRefsol(task, { history: output.agentBench.history, result }, fhirBase, fetch);
-      return {
-        value: verdict.passed ? 1 : 0,
-        answer: result ?? '',
-        explanation: verdict.reason,
-        metadata: { status: output.agentBench.status },
-      };
     },
   };
 }
