@@ -241,7 +241,7 @@ describe('eval view at 3,000 samples', () => {
     await expect.poll(() => model.locator('summary').textContent()).toBe("model.jsonl: figure: the project's own suite");
     await model.locator('summary').click();
     const text = (await model.textContent())!;
-    expect(text).toMatch(/comparable with published results: no \(not a published benchmark; a subset/);
+    expect(text).toMatch(/comparable with published results: no \(not a published benchmark\)/);
     expect(text).toMatch(/command: run builtin --solver model --base-url http:\/\/127\.0\.0\.1:\d+\/v1 --model scripted/);
     expect(text).toMatch(/runtime: Node v\d+/);
     expect(text).toMatch(/EHR: fixtures; sha256 [0-9a-f]{12}/);

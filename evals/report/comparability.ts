@@ -89,7 +89,7 @@ export function comparability(header: HeaderRecord | undefined, samples: readonl
     if (deciding.join() !== 'agentbench_judge') reasons.push("passed was not decided by the benchmark's LLM-judge steps alone");
     if (!data.benchmarks) reasons.push("the data is not the benchmark's MIMIC-IV FHIR server or files");
   } else reasons.push('not a published benchmark');
-  if (data.subset) reasons.push('a subset of the tasks (--limit, --category or --shard)');
+  if (benchmark && data.subset) reasons.push('a subset of the tasks (--limit, --category or --shard)');
   const comparable = benchmark !== null && reasons.length === 0;
   const label =
     benchmark === 'MedAgentBench'
