@@ -46,7 +46,7 @@ async function auditBytesOf(file: string, f: () => Promise<unknown>): Promise<nu
 }
 
 describe('find_codes writes at most 20 KB of audit, whatever it scanned', () => {
-  const cases = [
+  const cases: Array<{ data: string; env: Record<string, string>; text: string }> = [
     { data: 'the synthetic EHR', env: { FHIR_SEED: 'true' }, text: 'er' },
     { data: 'MIMIC-shaped data', env: { FHIR_SEED: 'true', FHIR_SEED_DIR: join(dir, 'mimic') }, text: 'er' },
   ];
@@ -165,5 +165,46 @@ describe('the Medication catalogue is cached per FHIR server and caller', () => 
     expect(written.ok).toBe(true);
     await toolCall(gw, 'search_medication_requests', { patient: 'S1000001', name: 'metformin' });
     expect(catalogueReads).toHaveLength(2);
+  }, 60_000);
+});
+
+describe('audit retention through the gateway', () => {
+  const run = async (env: Record<string, string>, file: string) => {
+    const gw = await startGateway({
+      noUpstream: true,
+      env: {
+        API_KEYS: '',
+        API_KEYS_FILE: keyFile,
+        AUDIT_SINK: 'file',
+        AUDIT_FILE: file,
+        AUDIT_FILE_MAX_BYTES: '4096',
+        AUDIT_FILE_MAX_TOTAL_BYTES: '12288',
+        RATE_LIMIT_PER_MINUTE: '0',
+        FHIR_SEED: 'true',
+        LOG_LEVEL: 'warn',
+        ...env,
+      },
+    });
+    try {
+      for (let i = 0; i < 30; i++) await fetch(`${gw.baseUrl}/fhir/Patient/S1000001`, { headers: { authorization: `Bearer ${key.sys}` } });
+      return gw.logs.map((l) => JSON.parse(l) as { msg: string; err?: string; file?: string });
+    } finally {
+      await gw.close();
+    }
+  };
+
+  it('past AUDIT_FILE_MAX_TOTAL_BYTES the oldest files are deleted and each deletion is logged', async () => {
+    const logs = await run({}, join(dir, 'retained', 'audit.ndjson'));
+    const deleted = logs.filter((l) => l.msg.startsWith('audit file deleted'));
+    expect(deleted.length).toBeGreaterThan(0);
+    expect(deleted[0].file).toContain(join(dir, 'retained', 'audit.ndjson.'));
+  }, 60_000);
+
+  it('with AUDIT_FILE_DELETE_OLDEST=false the refused writes are logged with the reason', async () => {
+    const logs = await run({ AUDIT_FILE_DELETE_OLDEST: 'false' }, join(dir, 'refused', 'audit.ndjson'));
+    const refused = logs.filter((l) => l.msg === 'audit record not written');
+    expect(refused.length).toBeGreaterThan(0);
+    expect(refused[0].err).toMatch(/audit storage full: .*AUDIT_FILE_MAX_TOTAL_BYTES/);
+    expect(logs.some((l) => l.msg.startsWith('audit file deleted'))).toBe(false);
   }, 60_000);
 });

@@ -5,7 +5,7 @@
 // while it is being read wait for that one read. (Keyed on the client before, it never hit: each tool call gets a
 // scoped client of its own, and 192 Medications cost 18 requests a call; issue 28.)
 import type { Coding, Medication } from '@medplum/fhirtypes';
-import { fhirWriteGeneration } from '../src/fhir-client/fhir-write-generation.ts';
+import { fhirWriteGeneration } from '../src/fhir/fhir-write-generation.ts';
 import { tokenOf } from './medication-code-names.ts';
 import { codeKey, medicationName } from './medication-name.ts';
 import type { ToolContext } from './tool.ts';

@@ -1,5 +1,5 @@
 import type { FhirClient, FhirRequestTrace } from '../fhir-client/fhir-client.ts';
-import { noteFhirWrite } from '../fhir-client/fhir-write-generation.ts';
+import { noteFhirWrite } from '../fhir/fhir-write-generation.ts';
 import type { ToolResult } from './tool-contract.ts';
 import type { ToolCall } from '../openai/chat-request.ts';
 import type { TraceToolCall } from './agent-trace-schema.ts';

@@ -7,7 +7,7 @@ import { createAuditSink, type AuditSinkConfig } from '../audit/create-audit-sin
 import { createAuditTrail, noAuditTrail, type AuditSink, type AuditTrail } from '../audit/audit-trail.ts';
 import type { EmbeddedFhirRequest, EmbeddedFhirResponse, EmbeddedFhirServer } from '../fhir-server/embedded-fhir-server.ts';
 import type { FhirClient } from '../fhir-client/fhir-client.ts';
-import { noteFhirWrite } from '../fhir-client/fhir-write-generation.ts';
+import { noteFhirWrite } from '../fhir/fhir-write-generation.ts';
 import { guardFhirRequest } from './guard-fhir-request.ts';
 import { toolAccess, toolsMayWrite, type KeyAccess } from './key-access.ts';
 import { createScopedFhirClient } from './scoped-fhir-client.ts';

@@ -18,7 +18,7 @@ import {
   type SearchResult,
 } from '../fhir-client/fhir-client.ts';
 import { withDiagnostics } from '../fhir/with-diagnostics.ts';
-import { noteFhirWrite } from '../fhir-client/fhir-write-generation.ts';
+import { noteFhirWrite } from '../fhir/fhir-write-generation.ts';
 import { authorizeInteraction, unauthorizedInclude, unauthorizedResult } from './authorize-interaction.ts';
 import { classifyFhirRequest, type FhirRequestInteraction } from './classify-fhir-request.ts';
 import { decideAccess, type KeyAccess } from './key-access.ts';
