@@ -6,6 +6,7 @@ import type { EvalLog, SampleRecord } from '../evals/eval-log.ts';
 import type { AgentBenchQuestion } from '../evals/fhir-agentbench/agentbench-question.ts';
 import { agentBenchToScenario } from '../evals/fhir-agentbench/agentbench-scenario.ts';
 import { agentBenchExportRows } from '../evals/fhir-agentbench/agentbench-export.ts';
+import { formatAgentBenchSummary, summarizeAgentBench } from '../evals/fhir-agentbench/agentbench-summary.ts';
 import { fhirAgentBenchPrecisionScorer, fhirAgentBenchRecallScorer } from '../evals/scorers/agentbench-retrieval-scorers.ts';
 import type { ScoreContext } from '../evals/task.ts';
 
@@ -126,5 +127,45 @@ describe("the retrieval scorers by the benchmark's definitions", () => {
     const empty = question('e', { Procedure: [] });
     expect(await recall.score(ctx(empty, ['Procedure/x']))).toBeUndefined();
     expect(await precision.score(ctx(empty, ['Procedure/x']))).toMatchObject({ value: 0 });
+  });
+});
+
+describe('the FHIR-AgentBench summary', () => {
+  const score = (value: number) => ({ value, answer: '', explanation: '' });
+  it("takes one row per question (the first epoch's) and counts data-missing ones in the all-questions figures", () => {
+    const samples = [
+      sample('a', { scores: { fhir_agentbench_recall: score(1), fhir_agentbench_precision: score(1), agentbench_judge: score(1) } }),
+      sample('a', {
+        epoch: 2,
+        scores: { fhir_agentbench_recall: score(0), fhir_agentbench_precision: score(0), agentbench_judge: score(0) },
+      }),
+      // Gold but nothing retrieved: recall 0, no precision score.
+      sample('b', { scores: { fhir_agentbench_recall: score(0), agentbench_judge: score(0) } }),
+    ];
+    const s = summarizeAgentBench(
+      samples,
+      [
+        { id: 'm1', gold: 2 },
+        { id: 'm2', gold: 0 },
+      ],
+      { judge: 'j' },
+    );
+    expect(s.benchmark?.answerable).toEqual({ questions: 2, recall: 0.5, precision: 1, answerCorrect: 1 });
+    // m1 (gold): recall 0, precision left out; m2 (no gold): 1 and 1; both answered wrong (an error).
+    expect(s.benchmark?.all).toEqual({ questions: 4, recall: 0.5, precision: 1, answerCorrect: 1 });
+    const text = formatAgentBenchSummary(s);
+    expect(text).toContain('FHIR-AgentBench: 4 questions, 2 data missing (gold resources not on the server; not run): m1, m2');
+    expect(text).toContain(
+      'retrieval (FHIR-AgentBench definitions): recall 0.5000, precision 1.0000 (all 4 questions; the 2 data-missing counted as retrieving nothing and erring)',
+    );
+    expect(text).toContain(
+      "answer correctness (FHIR-AgentBench's steps, our prompts, judge j): 25.0% (1/4) of all 4 questions, 50.0% (1/2) of the 2 answerable",
+    );
+    // Without a judge the benchmark's answer score is not computed, whatever the rubric says.
+    const none = formatAgentBenchSummary(summarizeAgentBench([sample('c', { scores: { agentbench_rubric: score(1) } })], []));
+    expect(none).toContain('answer correctness (FHIR-AgentBench): not computed');
+    expect(none).toContain(
+      'retrieval (FHIR-AgentBench definitions): recall n/a (no question defines it), precision n/a (no question defines it)',
+    );
   });
 });

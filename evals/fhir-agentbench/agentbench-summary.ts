@@ -54,28 +54,30 @@ function summarize(samples: readonly SampleRecord[], missing: readonly MissingQu
     const scored = samples.flatMap((s) => (s.scores[name] ? [s.scores[name]] : []));
     return { graded: scored.length, passed: scored.filter((x) => x.value === 1).length };
   };
-  const values = (name: string) => samples.map((s) => s.scores[name]?.value ?? null);
+  // The benchmark has one row per question: with --epochs, its figures take the first epoch's (as the export does).
+  const rows = firstEpochs(samples);
+  const values = (name: string) => rows.map((s) => s.scores[name]?.value ?? null);
   const recall = samples.flatMap((s) => (s.scores.retrieval_recall ? [s.scores.retrieval_recall] : []));
   const precision = samples.flatMap((s) => (s.scores.retrieval_precision ? [s.scores.retrieval_precision.value] : []));
   const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);
   const judge = rate('agentbench_judge');
   const judged = judge.graded > 0 || judgeName !== undefined;
   const answerable: BenchmarkFigures = {
-    questions: samples.length,
+    questions: rows.length,
     recall: meanOfDefined(values('fhir_agentbench_recall')),
     precision: meanOfDefined(values('fhir_agentbench_precision')),
-    answerCorrect: judged ? judge.passed : null,
+    answerCorrect: judged ? rows.filter((s) => s.scores.agentbench_judge?.value === 1).length : null,
   };
   // A data-missing question as the benchmark would score it: nothing retrieved (recall 1 and precision 1 without gold,
   // else recall 0 and precision left out) and an error for an answer (0).
   const all: BenchmarkFigures = {
-    questions: samples.length + missing.length,
+    questions: rows.length + missing.length,
     recall: meanOfDefined([...values('fhir_agentbench_recall'), ...missing.map((m) => (m.gold === 0 ? 1 : 0))]),
     precision: meanOfDefined([...values('fhir_agentbench_precision'), ...missing.map((m) => (m.gold === 0 ? 1 : null))]),
     answerCorrect: answerable.answerCorrect,
   };
   return {
-    questions: samples.length + missing.length,
+    questions: rows.length + missing.length,
     dataMissing: missing.length,
     dataMissingIds: missing.map((m) => m.id),
     benchmark: { all, answerable, judge: judged ? (judgeName ?? 'the configured judge') : null },
@@ -88,6 +90,12 @@ function summarize(samples: readonly SampleRecord[], missing: readonly MissingQu
       precision: mean(precision),
     },
   };
+}
+
+function firstEpochs(samples: readonly SampleRecord[]): SampleRecord[] {
+  const first = new Map<string, SampleRecord>();
+  for (const s of samples) if ((first.get(s.id)?.epoch ?? Infinity) > s.epoch) first.set(s.id, s);
+  return [...first.values()];
 }
 
 const LISTED = 20;
