@@ -4,9 +4,13 @@
 // reference-names.ts: when a lookup fails the code stays.
 import type { CodeableConcept, Coding, Medication, Resource } from '@medplum/fhirtypes';
 import { codeKey, conceptName, medicationName } from './medication-name.ts';
+import { serverScoped } from './server-scoped-cache.ts';
 import type { ToolContext } from './tool.ts';
 
 const BATCH = 40;
+/** `code:<system>|<code>` → name, found on this server for this caller: kept across calls (server-scoped-cache.ts). */
+const namedOf = serverScoped(() => new Map<string, string>());
+const KEPT_MAX = 20_000;
 
 /** The concept an order, administration, dispense or statement names its drug with, if it has one. */
 const medicationConceptOf = (r: Resource): CodeableConcept | undefined =>
@@ -19,10 +23,16 @@ export const tokenOf = (c: Pick<Coding, 'system' | 'code'>) => `${escapeToken(c.
 /** `code:<system>|<code>` → drug name, for every nameless drug code in `resources`; adds to `names`. */
 export async function medicationCodeNames(resources: readonly Resource[], names: Map<string, string>, ctx: ToolContext): Promise<void> {
   const wanted = new Map<string, Coding>();
+  const kept = namedOf(ctx);
   for (const r of resources) {
     const cc = medicationConceptOf(r);
     if (!cc || conceptName(cc, names)) continue;
-    for (const c of cc.coding ?? []) if (c.system && c.code && !names.has(codeKey(c))) wanted.set(codeKey(c), c);
+    for (const c of cc.coding ?? []) {
+      if (!c.system || !c.code || names.has(codeKey(c))) continue;
+      const known = kept.get(codeKey(c));
+      if (known) names.set(codeKey(c), known);
+      else wanted.set(codeKey(c), c);
+    }
   }
   for (const param of ['identifier', 'code']) {
     const missing = [...wanted.values()].filter((c) => !names.has(codeKey(c)));
@@ -38,7 +48,11 @@ export async function medicationCodeNames(resources: readonly Resource[], names:
           const name = medicationName(m);
           if (!name) continue;
           const carried = [...(m.identifier ?? []).map((x) => ({ system: x.system, code: x.value })), ...(m.code?.coding ?? [])];
-          for (const c of carried) if (wanted.has(codeKey(c)) && !names.has(codeKey(c))) names.set(codeKey(c), name);
+          for (const c of carried) {
+            if (!wanted.has(codeKey(c)) || names.has(codeKey(c))) continue;
+            names.set(codeKey(c), name);
+            if (kept.size < KEPT_MAX) kept.set(codeKey(c), name);
+          }
         }
       } catch {
         // Names are a nicety; the codes stay.

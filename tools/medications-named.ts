@@ -1,33 +1,24 @@
 // The Medications whose name contains a text. No server can search a name kept in an identifier (MIMIC) or made of
-// a mix's ingredients, so the catalogue is read (bounded, in large pages) and matched here. The catalogue is kept
-// per FHIR server and caller (`callerScope`: the key and its grant, so nothing crosses callers) for CATALOGUE_TTL_MS,
-// and dropped when a write goes to that server through the gateway (fhir-write-generation.ts). Calls that arrive
-// while it is being read wait for that one read. (Keyed on the client before, it never hit: each tool call gets a
-// scoped client of its own, and 192 Medications cost 18 requests a call; issue 28.)
+// a mix's ingredients, so the catalogue is read (bounded, in large pages) and matched here. It is kept per FHIR
+// server and caller (server-scoped-cache.ts), and calls that arrive while it is being read wait for that one read.
+// (Keyed on the client before, it never hit: 192 Medications cost 18 requests every call; issue 28.)
 import type { Coding, Medication } from '@medplum/fhirtypes';
-import { fhirWriteGeneration } from '../src/fhir/fhir-write-generation.ts';
 import { tokenOf } from './medication-code-names.ts';
 import { codeKey, medicationName } from './medication-name.ts';
+import { serverScoped } from './server-scoped-cache.ts';
 import type { ToolContext } from './tool.ts';
 
 /** At most this many Medications are read (the MIMIC-IV demo has about 1,800, with its mixes). */
 const CATALOGUE_MAX = 20_000;
 const PAGE = 1000;
-/** How long a catalogue read is used (docs/security.md: Bounded work). */
-const CATALOGUE_TTL_MS = 5 * 60_000;
-/** Catalogues kept at once (servers × callers); the oldest goes first. */
-const CACHE_MAX = 64;
 
 interface Catalogue {
-  at: number;
-  generation: number;
   /** Every Medication with its name (mixes named by their ingredients). */
   named: Array<{ medication: Medication; name: string }>;
   complete: boolean;
 }
 
-const cache = new Map<string, Promise<Catalogue>>();
-const cacheKey = (ctx: ToolContext) => `${ctx.fhir.baseUrl}\u0000${ctx.callerScope ?? ''}`;
+const catalogueOf = serverScoped<{ reading?: Promise<Catalogue> }>(() => ({}));
 
 export const fold = (s: string) =>
   s
@@ -35,24 +26,16 @@ export const fold = (s: string) =>
     .replace(/[\u0300-\u036f]/g, '')
     .toLowerCase();
 
-async function readCatalogue(ctx: ToolContext): Promise<Catalogue> {
-  const key = cacheKey(ctx);
-  const generation = fhirWriteGeneration(ctx.fhir.baseUrl);
-  const cached = cache.get(key);
-  if (cached) {
-    const c = await cached.catch(() => undefined);
-    if (c && c.generation === generation && ctx.now().getTime() - c.at < CATALOGUE_TTL_MS) return c;
-    if (cache.get(key) === cached) cache.delete(key);
-  }
-  const reading = fetchCatalogue(ctx, generation);
-  cache.set(key, reading);
-  reading.catch(() => cache.get(key) === reading && cache.delete(key));
-  while (cache.size > CACHE_MAX) cache.delete(cache.keys().next().value!);
-  return reading;
+function readCatalogue(ctx: ToolContext): Promise<Catalogue> {
+  const slot = catalogueOf(ctx);
+  slot.reading ??= fetchCatalogue(ctx).catch((err: unknown) => {
+    slot.reading = undefined;
+    throw err;
+  });
+  return slot.reading;
 }
 
-async function fetchCatalogue(ctx: ToolContext, generation: number): Promise<Catalogue> {
-  const at = ctx.now().getTime();
+async function fetchCatalogue(ctx: ToolContext): Promise<Catalogue> {
   // Matched here, never shown as such: audited as the query and how many were read.
   const found = await ctx.fhir.searchResources<Medication>(
     'Medication',
@@ -69,7 +52,7 @@ async function fetchCatalogue(ctx: ToolContext, generation: number): Promise<Cat
     names.set(`Medication/${medication.id}`, name);
     named.push({ medication, name });
   }
-  return { at, generation, named, complete: !found.truncated };
+  return { named, complete: !found.truncated };
 }
 
 export interface NamedMedications {

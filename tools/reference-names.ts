@@ -7,12 +7,18 @@ import { collectReferences } from '../src/fhir/collect-references.ts';
 import type { SearchResult } from '../src/fhir-client/fhir-client.ts';
 import { medicationCodeNames } from './medication-code-names.ts';
 import { medicationName, type ReferenceNames } from './medication-name.ts';
+import { serverScoped } from './server-scoped-cache.ts';
 import type { ToolContext } from './tool.ts';
 
 export type { ReferenceNames } from './medication-name.ts';
 
 const BATCH = 100;
 const keyOf = (r: Resource) => `${r.resourceType}/${r.id}`;
+/** Types no patient owns, read by id to name them: kept per server and caller across calls (server-scoped-cache.ts). */
+const SHARED = new Set(['Medication', 'Location', 'Organization']);
+/** Resources kept per server and caller; past it what is read is used but not kept. */
+const KEPT_MAX = 20_000;
+const keptOf = serverScoped(() => new Map<string, Resource>());
 
 /** Every `Type/id` reference of one of `types` anywhere in the resources (relative or absolute URLs). */
 function referencesTo(resources: unknown[], types: ReadonlySet<string>): Set<string> {
@@ -51,6 +57,11 @@ export function idChunks(refs: Iterable<string>, size: number): Array<{ type: st
 }
 
 async function readMissing(wanted: Set<string>, known: Map<string, Resource>, ctx: ToolContext): Promise<void> {
+  const kept = keptOf(ctx);
+  for (const ref of wanted) {
+    const r = kept.get(ref);
+    if (r && !known.has(ref)) known.set(ref, r);
+  }
   const missing = [...wanted].filter((ref) => !known.has(ref));
   for (const { type, ids } of idChunks(missing, BATCH)) {
     try {
@@ -60,7 +71,10 @@ async function readMissing(wanted: Set<string>, known: Map<string, Resource>, ct
         // Reference data read to name what is shown: counted in the audit, not listed.
         { signal: ctx.signal, onTrace: ctx.onTrace, maxResults: ids.length, shows: 'scan' },
       );
-      for (const r of found.resources) known.set(keyOf(r), r);
+      for (const r of found.resources) {
+        known.set(keyOf(r), r);
+        if (SHARED.has(r.resourceType) && kept.size < KEPT_MAX) kept.set(keyOf(r), r);
+      }
     } catch {
       // Names are a nicety; the references stay.
     }

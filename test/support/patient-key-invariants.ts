@@ -110,7 +110,10 @@ export function describePatientKeyInvariants(
       });
       const text = await res.text();
       if (res.status !== 200) return { status: res.status, text };
-      const body = JSON.parse(text) as { result: { content: Array<{ text: string }> } };
+      const body = JSON.parse(text) as { result?: { content: Array<{ text: string }> }; error?: unknown };
+      // A call the MCP layer refuses itself (bad arguments) may come back as a JSON-RPC error instead of a result.
+      if (!body.result)
+        return { status: 200, text: JSON.stringify({ ok: false, error: { code: 'protocol_error', detail: body.error } }), ok: false };
       const inner = body.result.content[0].text;
       return { status: 200, text: inner, ok: (JSON.parse(inner) as { ok: boolean }).ok };
     }
