@@ -5,7 +5,17 @@
 // can be passed in instead.
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { readSyntheticEhrBundles } from '../fixtures/synthetic-ehr.ts';
-import { executeTool, openAiToolDefinitions, serverToolsFor, toolRegistry, toolsForScopes, unavailableReason } from '../tools/index.ts';
+import {
+  createToolCatalogue,
+  executeTool,
+  openAiToolDefinitions,
+  serverToolsFor,
+  ToolCatalogueError,
+  toolJsonSchema,
+  toolsForScopes,
+  unavailableReason,
+  type ToolDefinition,
+} from '../tools/index.ts';
 import type { ChatAgent } from './agent/chat-agent.ts';
 import { createChatAgent } from './agent/create-chat-agent.ts';
 import type { ServerTools } from './agent/tool-contract.ts';
@@ -17,6 +27,7 @@ import { createFhirBackend, type Seed } from './compose/create-fhir-backend.ts';
 import { createLocalModel } from './compose/create-local-model.ts';
 import { createModelUpstream } from './compose/create-model-upstream.ts';
 import { createSharedState } from './compose/create-shared-state.ts';
+import { loadToolsModule, ToolsModuleError } from './compose/load-tools-module.ts';
 import { readSearchCapabilities } from './compose/read-search-capabilities.ts';
 import { warmToolPrefix } from './compose/warm-tool-prefix.ts';
 import type { Config } from './config.ts';
@@ -45,6 +56,35 @@ function seedFrom(config: Config): Seed {
   return dir ? () => readEhrBundles(dir) : readSyntheticEhrBundles;
 }
 
+/** The built-in tools plus the embedder's or TOOLS_MODULE's; a clash names the module (exit 78 in the server). */
+async function toolCatalogueFor({ config, logger, customTools }: ComposeGatewayOptions) {
+  const module = customTools ? undefined : config.TOOLS_MODULE;
+  const added = customTools ?? (module ? await loadToolsModule(module, config) : []);
+  try {
+    const catalogue = createToolCatalogue({
+      tools: added,
+      onError: (err, facts) => logger.error({ err, ...facts }, 'tool failed'),
+    });
+    if (added.length) logger.info({ tools: added.map((t) => (t as ToolDefinition).name), module }, 'tools added');
+    return catalogue;
+  } catch (err) {
+    if (module && err instanceof ToolCatalogueError) throw new ToolsModuleError(`TOOLS_MODULE ${module}: ${err.message}`);
+    throw err;
+  }
+}
+
+/** MCP's outputSchema of each tool that declares its result (a JSON object schema, as the specification asks). */
+function outputSchemasOf(tools: Iterable<ToolDefinition>): ReadonlyMap<string, Record<string, unknown>> {
+  const out = new Map<string, Record<string, unknown>>();
+  for (const t of tools) {
+    if (!t.outputSchema) continue;
+    // Without `$schema`: the SDK client's Ajv (draft-07) checks it; the keywords zod writes here mean the same in both.
+    const { $schema: _dialect, ...schema } = toolJsonSchema(t.outputSchema, { io: 'output' });
+    if (schema.type === 'object') out.set(t.name, schema);
+  }
+  return out;
+}
+
 /** FHIR_BASE_URL with FHIR_AUTH_HEADER, for reading its CapabilityStatement at boot. */
 const externalFhirClient = (config: Config) =>
   createMedplumFhirClient({
@@ -61,6 +101,11 @@ export interface ComposeGatewayOptions extends Pick<AppDeps, 'now' | 'generateId
   logger: FastifyBaseLogger;
   /** Default: `fhirTools`. */
   tools?: ServerTools;
+  /**
+   * Tools added to the built-ins (defineTool), served, checked and audited like them. Default: TOOLS_MODULE's.
+   * A name already taken throws ToolCatalogueError.
+   */
+  customTools?: readonly ToolDefinition[];
   /** What the embedded FHIR server is seeded with when FHIR_SEED is on. Default: the synthetic EHR of fixtures/. */
   seed?: Seed;
   /** The FHIR client for the tools. Default: from FHIR_BASE_URL, else the embedded server (mounted at /fhir). */
@@ -95,21 +140,26 @@ export async function composeGateway(opts: ComposeGatewayOptions): Promise<Compo
   // Neither waits long for a server that does not answer (BOOT_WAIT_MS, then the /metadata read's remaining
   // second or more): the gateway listens within 5 s, and GET /ready reports and picks up what is still missing.
   const fhirBootStarted = Date.now();
+  const catalogue = await toolCatalogueFor(opts);
   const smart =
     config.FHIR_AUTH === 'smart-backend' && !opts.fhir
-      ? await bootSmartFhirClient(config, logger, (granted) => toolsForScopes(toolRegistry.values(), granted))
+      ? await bootSmartFhirClient(config, logger, (granted) => toolsForScopes(catalogue.registry.values(), granted))
       : undefined;
   // An external server's CapabilityStatement: the tools send only the search parameters it declares.
   // Read at boot, then again by GET /ready (at most once a minute), so a server that comes up later is followed.
   const capabilities =
     config.FHIR_BASE_URL && !opts.fhir && !opts.tools
       ? await readSearchCapabilities(smart?.fhir ?? externalFhirClient(config), logger, {
-          tools: { names: toolRegistry.keys(), unavailable: (name, caps) => unavailableReason(name, { capabilities: caps }) },
+          tools: {
+            names: catalogue.registry.keys(),
+            unavailable: (name, caps) => unavailableReason(name, { capabilities: caps, catalogue }),
+          },
           now: opts.now,
           timeoutMs: Math.max(1000, BOOT_WAIT_MS + 1000 - (Date.now() - fhirBootStarted)),
         })
       : undefined;
   const served = serverToolsFor({
+    catalogue,
     allowed: smart?.allowedTools,
     resultMaxTokens: config.TOOL_RESULT_MAX_TOKENS,
     capabilities: capabilities?.current,
@@ -186,7 +236,11 @@ export async function composeGateway(opts: ComposeGatewayOptions): Promise<Compo
     await shared?.close();
   };
 
-  const mcpServerFor = mcpServerFactory({ tools, callerTools: access.toolsFor });
+  const mcpServerFor = mcpServerFactory({
+    tools,
+    callerTools: access.toolsFor,
+    outputSchemas: outputSchemasOf(catalogue.registry.values()),
+  });
   const { fhirServer } = backend;
   let app: FastifyInstance;
   try {

@@ -50,7 +50,7 @@ export const CONFIG_VARS = {
   },
   API_KEYS_FILE: {
     schema: z.string().min(1),
-    help: 'YAML/JSON file of keys (SHA-256 only) with SMART v2 scopes, flags and patient lists; `npm run key` makes an entry.',
+    help: 'YAML/JSON file of keys (SHA-256 only) with SMART v2 scopes, flags and patient lists; `fhir-agent-gateway key` makes an entry.',
   },
   AUDIT_SINK: {
     schema: z.enum(['file', 'fhir', 'off']),
@@ -179,7 +179,7 @@ export const CONFIG_VARS = {
   FHIR_SEED: { schema: bool, default: 'true', help: 'Seed the embedded FHIR server with the synthetic EHR at startup.' },
   FHIR_SEED_DIR: {
     schema: z.string().min(1),
-    help: 'Seed the embedded FHIR server from this folder of Bundle JSON and/or bulk NDJSON (e.g. the MIMIC-IV demo on FHIR) instead of the synthetic EHR; `npm start -- --ehr <dir>` sets it.',
+    help: 'Seed the embedded FHIR server from this folder of Bundle JSON and/or bulk NDJSON (e.g. the MIMIC-IV demo on FHIR) instead of the synthetic EHR; `fhir-agent-gateway serve --ehr <dir>` sets it.',
   },
   FHIR_MAX_BUNDLE_ENTRIES: {
     schema: int(1, 100_000),
@@ -192,6 +192,10 @@ export const CONFIG_VARS = {
     help: 'Largest answer of the embedded FHIR server; a larger one is a 400 (too-costly) naming this limit, before anything is sent.',
   },
   SERVER_TOOLS: { schema: bool, default: 'true', help: 'Run the FHIR tools server-side on chat requests (false = pure pass-through).' },
+  TOOLS_MODULE: {
+    schema: z.string().min(1),
+    help: 'A JavaScript module whose default export is an array of tools made with defineTool (from fhir-agent-gateway/tools), or a function of the configuration returning one: they join the built-in tools in chat, MCP and /metrics. `fhir-agent-gateway serve --tools <module>` sets it.',
+  },
   AGENT_MAX_STEPS: { schema: int(1, 100), default: '8', help: 'Most model calls per chat request in the tool loop.' },
   AGENT_MAX_TOOL_CALLS: { schema: int(1, 1000), default: '32', help: 'Most server-side tool calls per chat request.' },
   AGENT_DEADLINE_MS: { schema: int(100, 3_600_000), default: '300000', help: 'Deadline for the whole tool loop of one request.' },

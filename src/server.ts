@@ -6,6 +6,7 @@ import { ConfigError, configHelp, loadConfig } from './config.ts';
 import { PortInUseError, assertPortFree, toPortError } from './shared/assert-port-free.ts';
 import { LocalModelError } from './upstream/local/local-model-error.ts';
 import { EhrDirectoryError } from './fhir-loader/read-ehr-bundles.ts';
+import { ToolsModuleError } from './compose/load-tools-module.ts';
 
 export interface RunningServer {
   port: number;
@@ -48,28 +49,36 @@ export async function startServer(env: Record<string, string | undefined>): Prom
   };
 }
 
-/** `--ehr <dir>` (or `--ehr=<dir>`): FHIR_SEED_DIR for this run. */
-function ehrFlag(argv: string[]): { FHIR_SEED_DIR?: string } {
-  const at = argv.findIndex((a) => a === '--ehr' || a.startsWith('--ehr='));
-  if (at < 0) return {};
-  const dir = argv[at].startsWith('--ehr=') ? argv[at].slice(6) : argv[at + 1];
-  if (!dir) throw new ConfigError('--ehr needs a folder of FHIR bundles or NDJSON');
-  return { FHIR_SEED_DIR: dir };
+/** `--flag <value>` (or `--flag=<value>`), or undefined when absent. */
+function flagValue(argv: string[], flag: string, needs: string): string | undefined {
+  const at = argv.findIndex((a) => a === flag || a.startsWith(`${flag}=`));
+  if (at < 0) return undefined;
+  const value = argv[at].startsWith(`${flag}=`) ? argv[at].slice(flag.length + 1) : argv[at + 1];
+  if (!value || value.startsWith('--')) throw new ConfigError(`${flag} needs ${needs}`);
+  return value;
+}
+
+/** `--ehr <dir>` is FHIR_SEED_DIR and `--tools <module>` TOOLS_MODULE for this run. */
+function flags(argv: string[]): { FHIR_SEED_DIR?: string; TOOLS_MODULE?: string } {
+  const dir = flagValue(argv, '--ehr', 'a folder of FHIR bundles or NDJSON');
+  const tools = flagValue(argv, '--tools', 'a JavaScript module exporting tools (defineTool)');
+  return { ...(dir ? { FHIR_SEED_DIR: dir } : {}), ...(tools ? { TOOLS_MODULE: tools } : {}) };
 }
 
 async function main(): Promise<void> {
   if (process.argv.includes('--help') || process.argv.includes('-h')) {
     process.stdout.write(
-      `Usage: npm start [-- --ehr <dir>]   (or: npx fhir-agent-gateway serve [--ehr <dir>])\n` +
-        `  --ehr <dir>  seed the embedded FHIR server from a folder of bundles or NDJSON (sets FHIR_SEED_DIR)\n\n` +
-        `Other commands: npx fhir-agent-gateway mcp | eval | load | key (or npm run mcp, eval, load, key); --help on each.\n\n` +
+      `Usage: fhir-agent-gateway serve [--ehr <dir>] [--tools <module>]\n` +
+        `  --ehr <dir>        seed the embedded FHIR server from a folder of bundles or NDJSON (sets FHIR_SEED_DIR)\n` +
+        `  --tools <module>   add the tools a module exports by default (defineTool; sets TOOLS_MODULE)\n\n` +
+        `Other commands: fhir-agent-gateway mcp | eval | load | key; --help on each. (In a checkout: npm start -- <options>.)\n\n` +
         `${configHelp()}\n`,
     );
     return;
   }
   let server: RunningServer;
   try {
-    server = await startServer({ ...process.env, ...ehrFlag(process.argv.slice(2)) });
+    server = await startServer({ ...process.env, ...flags(process.argv.slice(2)) });
   } catch (err) {
     if (err instanceof ConfigError) {
       process.stderr.write(`configuration error: ${err.message} (run with --help for every variable)\n`);
@@ -77,6 +86,10 @@ async function main(): Promise<void> {
     }
     if (err instanceof PortInUseError) {
       process.stderr.write(`${err.message}\n`);
+      process.exit(78);
+    }
+    if (err instanceof ToolsModuleError) {
+      process.stderr.write(`tools error: ${err.message}\n`);
       process.exit(78);
     }
     if (err instanceof EhrDirectoryError) {

@@ -1,6 +1,9 @@
 // The MCP server over streamable HTTP at /mcp (issue 13), driven by the official SDK's own Client against a live
 // gateway on a loopback port: the tool list is the tools' own (zod-generated) definitions, calls answer the agent
 // loop's compact summaries, failures are results with isError, and /mcp has /fhir's keys, scopes and audit.
+// By the specification (2025-06-18, issue 29): tools that declare their result have an outputSchema and answer
+// structuredContent, which Ajv checks here on every search tool over the synthetic EHR; an unknown tool and bad
+// arguments are JSON-RPC errors (-32602); a tool that throws is an isError result with an id and nothing of its text.
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -8,9 +11,11 @@ import { join } from 'node:path';
 import type { AuditEvent } from '@medplum/fhirtypes';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { executeTool, toolRegistry, tools } from '../tools/index.ts';
+import { z } from 'zod';
+import { defineTool, executeTool, toolRegistry, tools } from '../tools/index.ts';
 import { createApiKey } from '../src/auth/create-api-key.ts';
 import { IDEMPOTENCY_META } from '../src/mcp/mcp-server-factory.ts';
 import { createMedplumFhirClient } from '../src/fhir-client/medplum-fhir-client.ts';
@@ -27,7 +32,27 @@ const keyFile = join(dir, 'keys.yaml');
 const key = writeApiKeysFile(keyFile, made);
 const auditFile = join(dir, 'audit.ndjson');
 
-const READ_TOOLS = [...toolRegistry.values()].filter((t) => !t.write).map((t) => t.name);
+/** Two tools a deployment adds (defineTool): one with a declared result, one that fails inside. */
+const customTools = [
+  defineTool({
+    name: 'echo_note',
+    description: 'Echoes a note (a test tool).',
+    inputSchema: z.object({ note: z.string().min(1).max(50) }),
+    outputSchema: z.object({ note: z.string(), length: z.number().int() }),
+    write: false,
+    execute: async ({ note }) => ({ ok: true, content: { note, length: note.length } }),
+  }),
+  defineTool({
+    name: 'always_fails',
+    description: 'Throws (a test tool).',
+    inputSchema: z.object({}),
+    write: false,
+    execute: async () => {
+      throw new Error('db password hunter2 rejected');
+    },
+  }),
+];
+const READ_TOOLS = [...[...toolRegistry.values()].filter((t) => !t.write).map((t) => t.name), 'echo_note', 'always_fails'];
 const WRITE_TOOLS = [...toolRegistry.values()].filter((t) => t.write).map((t) => t.name);
 
 let gw: RunningGateway;
@@ -60,6 +85,7 @@ beforeAll(async () => {
   gw = await startGateway({
     noUpstream: true,
     env: { API_KEYS_FILE: keyFile, FHIR_SEED: 'true', FHIR_WRITE_TOOLS: 'true', AUDIT_SINK: 'file', AUDIT_FILE: auditFile },
+    customTools,
   });
 });
 afterAll(async () => {
@@ -71,7 +97,7 @@ describe('tools/list', () => {
   it('lists the read tools with the names, descriptions and input schemas tools/ generates from zod', async () => {
     const { tools: listed } = await (await connect(key.reader)).listTools();
     expect(listed.map((t) => t.name)).toEqual(READ_TOOLS);
-    for (const t of listed) {
+    for (const t of listed.filter((l) => toolRegistry.has(l.name))) {
       const own = tools.find((d) => d.function.name === t.name)!.function;
       expect(t.description).toBe(own.description);
       expect(t.inputSchema).toEqual(own.parameters);
@@ -81,7 +107,7 @@ describe('tools/list', () => {
 
   it('lists the write tools only for a key that may write', async () => {
     const { tools: listed } = await (await connect(key.writer)).listTools();
-    expect(listed.map((t) => t.name)).toEqual([...READ_TOOLS, ...WRITE_TOOLS]);
+    expect(listed.map((t) => t.name)).toEqual([...READ_TOOLS.filter((n) => toolRegistry.has(n)), ...WRITE_TOOLS, 'echo_note', 'always_fails']);
     expect(listed.find((t) => t.name === 'record_observation')!.annotations).toMatchObject({ readOnlyHint: false });
     expect(listed.find((t) => t.name === 'record_observation')!.inputSchema).toEqual(
       tools.find((d) => d.function.name === 'record_observation')!.function.parameters,
@@ -127,12 +153,12 @@ describe('tools/call', () => {
     expect(JSON.stringify(answer)).not.toContain('S1000001');
   });
 
-  it('bad arguments are an error result naming each field, not a protocol error', async () => {
-    const result = await call(await connect(key.reader), 'find_patients', { birthdate: 'last spring', count: 'ten' });
-    expect(result.isError).toBe(true);
-    const { error } = resultOf(result);
-    expect(error.code).toBe('invalid_arguments');
-    expect(error.details).toEqual(
+  it('bad arguments are a JSON-RPC error (-32602) naming each field', async () => {
+    const error = await call(await connect(key.reader), 'find_patients', { birthdate: 'last spring', count: 'ten' }).catch((e) => e);
+    expect(error).toBeInstanceOf(McpError);
+    expect(error.code).toBe(ErrorCode.InvalidParams);
+    expect(error.message).toContain('Invalid arguments for find_patients');
+    expect(error.data).toEqual(
       expect.arrayContaining([
         { path: 'birthdate', message: 'must be YYYY, YYYY-MM or YYYY-MM-DD' },
         expect.objectContaining({ path: 'count' }),
@@ -140,10 +166,36 @@ describe('tools/call', () => {
     );
   });
 
-  it('an unknown tool is an error result listing the tools there are', async () => {
-    const result = await call(await connect(key.reader), 'drop_database', {});
+  it('an unknown tool is a JSON-RPC error (-32602) listing the tools there are', async () => {
+    const error = await call(await connect(key.reader), 'drop_database', {}).catch((e) => e);
+    expect(error).toBeInstanceOf(McpError);
+    expect(error).toMatchObject({ code: ErrorCode.InvalidParams, message: expect.stringContaining('No tool named "drop_database"') });
+    expect(error.data).toMatchObject({ available: expect.arrayContaining(READ_TOOLS) });
+  });
+
+  it("a tool's own failure is an isError result: internal_error with an id, its text in the log only", async () => {
+    const result = await call(await connect(key.reader), 'always_fails', {});
     expect(result.isError).toBe(true);
-    expect(resultOf(result).error).toMatchObject({ code: 'unknown_tool', details: { available: expect.arrayContaining(READ_TOOLS) } });
+    const { error } = resultOf(result);
+    expect(error).toMatchObject({ code: 'internal_error', details: { error_id: expect.stringMatching(/^[0-9a-f-]{36}$/) } });
+    expect(error.message).toContain(error.details.error_id);
+    expect(textOf(result)).not.toContain('hunter2');
+    const logged = gw.logs.find((l) => l.includes(error.details.error_id))!;
+    expect(JSON.parse(logged)).toMatchObject({
+      tool: 'always_fails',
+      msg: 'tool failed',
+      err: { message: 'db password hunter2 rejected' },
+    });
+  });
+
+  it('an added tool with a declared result lists its outputSchema and answers structuredContent beside the text', async () => {
+    const client = await connect(key.reader);
+    const { tools: listed } = await client.listTools();
+    expect(listed.find((t) => t.name === 'echo_note')!.outputSchema).toMatchObject({ type: 'object', required: ['note', 'length'] });
+    expect(listed.find((t) => t.name === 'always_fails')!.outputSchema).toBeUndefined();
+    const result = await call(client, 'echo_note', { note: 'hello' });
+    expect(result.structuredContent).toEqual({ note: 'hello', length: 5 });
+    expect(resultOf(result)).toEqual({ ok: true, content: { note: 'hello', length: 5 } });
   });
 
   it('a write tool runs for a key that may write, and is refused for one that may not', async () => {
@@ -183,14 +235,43 @@ describe('tools/call', () => {
     const plain = [resultOf(await call(writer, 'record_observation', bp)), resultOf(await call(writer, 'record_observation', bp))];
     expect(new Set(plain.map((r) => r.written[0].id)).size).toBe(2);
 
-    const badKey = (await writer.callTool({
-      name: 'record_observation',
-      arguments: bp,
-      _meta: { [IDEMPOTENCY_META]: 7 },
-    })) as CallToolResult;
-    expect(badKey.isError).toBe(true);
-    expect(resultOf(badKey).error).toMatchObject({ code: 'invalid_arguments', details: [{ path: `_meta.${IDEMPOTENCY_META}` }] });
+    const badKey = await writer
+      .callTool({
+        name: 'record_observation',
+        arguments: bp,
+        _meta: { [IDEMPOTENCY_META]: 7 },
+      })
+      .catch((e) => e);
+    expect(badKey).toMatchObject({ code: ErrorCode.InvalidParams, data: [{ path: `_meta.${IDEMPOTENCY_META}` }] });
   });
+});
+
+describe('outputSchema (Ajv, draft 2020-12)', () => {
+  it('validates every structured result of the built-in search tools on the synthetic EHR, summaries and raw', async () => {
+    const client = await connect(key.reader);
+    const { tools: listed } = await client.listTools();
+    const searchTools = listed.filter((t) => t.name.startsWith('search_') || t.name === 'find_patients');
+    expect(searchTools.length).toBe(13);
+    const ajv = new Ajv2020({ strict: true, allErrors: true });
+    let checked = 0;
+    for (const tool of searchTools) {
+      expect(tool.outputSchema, tool.name).toBeDefined();
+      const validate = ajv.compile(tool.outputSchema!);
+      const patients = ['S1000001', 'S1000002', 'S1000003', 'S1000004', 'S1000005'];
+      const argsList =
+        tool.name === 'find_patients'
+          ? [{ name: 'a' }, { gender: 'female', raw: true }]
+          : patients.flatMap((p) => [{ patient: p }, { patient: p, raw: true, count: 3 }]);
+      for (const args of argsList) {
+        const result = await call(client, tool.name, args);
+        expect(result.isError, `${tool.name} ${JSON.stringify(args)}: ${textOf(result)}`).toBe(false);
+        expect(validate(result.structuredContent), `${tool.name}: ${JSON.stringify(validate.errors)}`).toBe(true);
+        expect(result.structuredContent).toEqual(resultOf(result).content);
+        checked++;
+      }
+    }
+    expect(checked).toBeGreaterThan(100);
+  }, 120_000);
 });
 
 describe('keys and scopes, as on /fhir', () => {
@@ -336,7 +417,7 @@ describe('a deployment without FHIR_WRITE_TOOLS', () => {
     const readOnly = await startGateway({ noUpstream: true, env: { API_KEYS_FILE: keyFile, FHIR_WRITE_TOOLS: 'false' } });
     try {
       const { tools: listed } = await (await connect(key.writer, readOnly.baseUrl)).listTools();
-      expect(listed.map((t) => t.name)).toEqual(READ_TOOLS);
+      expect(listed.map((t) => t.name)).toEqual(READ_TOOLS.filter((n) => toolRegistry.has(n)));
     } finally {
       await Promise.all(clients.splice(0).map((c) => c.close()));
       await readOnly.close();

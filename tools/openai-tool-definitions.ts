@@ -1,6 +1,6 @@
 // Tool definitions in OpenAI's function-calling format, generated from the zod input schemas.
 import type { FunctionTool } from '../src/openai/chat-request.ts';
-import { portableJsonSchema } from './portable-json-schema.ts';
+import { toolJsonSchema } from './tool-json-schema.ts';
 import { toolRegistry } from './tool-registry.ts';
 import type { ToolDefinition } from './tool.ts';
 
@@ -9,18 +9,23 @@ export interface OpenAiTool extends FunctionTool {
   function: {
     name: string;
     description: string;
+    strict?: boolean;
     parameters: { type: 'object'; properties: Record<string, unknown>; required: string[]; [key: string]: unknown };
   };
 }
 
-/** JSON Schema of the tool input as the model writes it, in the subset every grammar converter accepts. */
-export function toOpenAiTool(tool: ToolDefinition): OpenAiTool {
-  const schema = portableJsonSchema(tool.inputSchema);
+/**
+ * JSON Schema of the tool input as the model writes it: by default in the subset every grammar converter accepts
+ * (what the gateway sends its model server); `{ strict: true }` for OpenAI's strict mode (tool-json-schema.ts).
+ */
+export function toOpenAiTool(tool: ToolDefinition, opts: { strict?: boolean } = {}): OpenAiTool {
+  const schema = toolJsonSchema(tool.inputSchema, { dialect: opts.strict ? 'openai-strict' : 'portable' });
   return {
     type: 'function',
     function: {
       name: tool.name,
       description: tool.description,
+      ...(opts.strict ? { strict: true } : {}),
       parameters: {
         ...schema,
         type: 'object',

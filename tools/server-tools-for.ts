@@ -2,13 +2,14 @@
 // essential search parameters it declares (search-capabilities.ts), each result held to TOOL_RESULT_MAX_TOKENS,
 // and descriptions that name the filters the server lacks.
 import type { ServerTools, ToolContext } from '../src/agent/tool-contract.ts';
-import { executeTool } from './execute-tool.ts';
-import { openAiToolDefinitions } from './openai-tool-definitions.ts';
 import { missingEssentials, undeclaredFilters, type SearchCapabilities } from './search-capabilities.ts';
+import { createToolCatalogue, type ToolCatalogue } from './tool-catalogue.ts';
 import { toolFailure } from './tool-error-result.ts';
 import { toolRegistry } from './tool-registry.ts';
 
 export interface ServerToolsOptions {
+  /** The tools, built-in and added (tool-catalogue.ts). Default: the built-ins. */
+  catalogue?: ToolCatalogue;
   /** Tool names a FHIR server's grant covers; unset = all. */
   allowed?: ReadonlySet<string>;
   resultMaxTokens?: number;
@@ -24,12 +25,13 @@ const capabilitiesOf = (o: ServerToolsOptions) => (typeof o.capabilities === 'fu
 /** Why a tool is not offered on this server, if it is not. */
 export function unavailableReason(name: string, o: ServerToolsOptions): string | undefined {
   if (o.allowed && !o.allowed.has(name)) return "the FHIR server's grant does not cover it";
-  const tool = toolRegistry.get(name);
+  const tool = (o.catalogue?.registry ?? toolRegistry).get(name);
   const type = tool?.resourceTypes?.[0];
   return tool?.searchParameters && type ? missingEssentials(type, tool.searchParameters, capabilitiesOf(o)) : undefined;
 }
 
 export function serverToolsFor(o: ServerToolsOptions): ServerTools {
+  const catalogue = o.catalogue ?? createToolCatalogue();
   const context = (ctx: ToolContext): ToolContext => ({
     ...ctx,
     resultMaxTokens: ctx.resultMaxTokens ?? o.resultMaxTokens,
@@ -38,10 +40,11 @@ export function serverToolsFor(o: ServerToolsOptions): ServerTools {
   /** Built once per capabilities seen (the source keeps its object while nothing changes) and writes setting. */
   const built = new Map<boolean, { caps: SearchCapabilities | undefined; defs: ReturnType<ServerTools['definitions']> }>();
   const build = (writesEnabled: boolean) =>
-    openAiToolDefinitions({ writesEnabled })
+    catalogue
+      .definitions({ writesEnabled })
       .filter((d) => !unavailableReason(d.function.name, o))
       .map((d) => {
-        const tool = toolRegistry.get(d.function.name);
+        const tool = catalogue.registry.get(d.function.name);
         const type = tool?.resourceTypes?.[0];
         const lacking = type && tool?.searchParameters ? undeclaredFilters(type, tool.searchParameters, capabilitiesOf(o)) : [];
         if (lacking.length) d.function.description += ` On this server it cannot filter by: ${lacking.join(', ')}.`;
@@ -59,7 +62,7 @@ export function serverToolsFor(o: ServerToolsOptions): ServerTools {
     execute: async (name, args, ctx) => {
       const why = unavailableReason(name, o);
       if (why) return toolFailure('unknown_tool', `The tool ${JSON.stringify(name)} is not available here: ${why}`);
-      return executeTool(name, args, context(ctx));
+      return catalogue.execute(name, args, context(ctx));
     },
   };
 }

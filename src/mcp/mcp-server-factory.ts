@@ -3,7 +3,10 @@
 // inputSchema are those, not a second copy. A call runs through the same executeTool as the agent loop, with the
 // caller's scoped (and audited) FHIR client, and answers the same compact JSON the model reads in its tool message.
 // Low-level rather than McpServer: McpServer validates arguments itself against zod shapes; here executeTool does,
-// so a bad argument is the same `invalid_arguments` result (naming the field) on every path.
+// so a bad argument is judged by the same schema (naming the field) on every path.
+// By the specification (2025-06-18): a tool that declares its result has an outputSchema and answers
+// structuredContent (the JSON text block kept for older clients); an unknown tool or arguments that do not fit the
+// inputSchema are the caller's protocol error, JSON-RPC -32602; anything the tool itself met is an `isError` result.
 // The SDK (with Ajv, ~180 ms and ~8 MB) is imported on the first MCP request, not at boot: most gateways never get one.
 import { randomUUID } from 'node:crypto';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
@@ -20,6 +23,8 @@ export interface McpServerFactoryOptions {
   now?: () => Date;
   /** Ids of tool calls, which write tools turn into their idempotency key. */
   generateCallId?: () => string;
+  /** Tool name → the JSON Schema (type object) of its success's content, for tools that declare one. */
+  outputSchemas?: ReadonlyMap<string, Record<string, unknown>>;
 }
 
 /** A tools/call `_meta` key: the same value on a retried write call makes it the same write (created once). */
@@ -32,17 +37,30 @@ const INSTRUCTIONS =
   '{"ok":false,"error":{"code","message","details"}}, where details names the arguments to fix.';
 
 /** The same string the agent loop sends the model as the tool message; a failure is flagged, not thrown. */
-const answer = (result: ToolResult): CallToolResult => ({ content: [{ type: 'text', text: JSON.stringify(result) }], isError: !result.ok });
+const answer = (result: ToolResult, structured: boolean): CallToolResult => ({
+  content: [{ type: 'text', text: JSON.stringify(result) }],
+  ...(structured && result.ok ? { structuredContent: result.content as Record<string, unknown> } : {}),
+  isError: !result.ok,
+});
+
+/**
+ * Failures that are the caller's protocol error rather than the tool's: no such tool (for this caller), or arguments
+ * its inputSchema refuses. A `continuation` the tool itself cannot use is the tool's answer, not a schema error.
+ */
+const callerError = (result: ToolResult): boolean =>
+  !result.ok &&
+  (result.error.code === 'unknown_tool' || (result.error.code === 'invalid_arguments' && Array.isArray(result.error.details)));
 
 async function loadSdk() {
-  const [{ Server }, { AjvJsonSchemaValidator }, { CallToolRequestSchema, ListToolsRequestSchema }] = await Promise.all([
-    import('@modelcontextprotocol/sdk/server/index.js'),
-    import('@modelcontextprotocol/sdk/validation/ajv'),
-    import('@modelcontextprotocol/sdk/types.js'),
-  ]);
+  const [{ Server }, { AjvJsonSchemaValidator }, { CallToolRequestSchema, ListToolsRequestSchema, McpError, ErrorCode }] =
+    await Promise.all([
+      import('@modelcontextprotocol/sdk/server/index.js'),
+      import('@modelcontextprotocol/sdk/validation/ajv'),
+      import('@modelcontextprotocol/sdk/types.js'),
+    ]);
   // A Server makes its own Ajv instance unless given one: a millisecond per request, for a validator these servers
   // never use (it checks elicitation answers). One for all of them.
-  return { Server, jsonSchemaValidator: new AjvJsonSchemaValidator(), CallToolRequestSchema, ListToolsRequestSchema };
+  return { Server, jsonSchemaValidator: new AjvJsonSchemaValidator(), CallToolRequestSchema, ListToolsRequestSchema, McpError, ErrorCode };
 }
 
 /** A function that builds one caller's MCP server, not yet connected to a transport. */
@@ -58,13 +76,14 @@ export function mcpServerFactory(o: McpServerFactoryOptions): (access: KeyAccess
     name: f.name,
     description: f.description,
     inputSchema: f.parameters as Tool['inputSchema'],
+    ...(o.outputSchemas?.has(f.name) ? { outputSchema: o.outputSchemas.get(f.name) as Tool['outputSchema'] } : {}),
     annotations: readOnly.has(f.name)
       ? { readOnlyHint: true, openWorldHint: false }
       : { readOnlyHint: false, destructiveHint: false, openWorldHint: false },
   });
 
   return async (access) => {
-    const { Server, jsonSchemaValidator, CallToolRequestSchema, ListToolsRequestSchema } = await (sdk ??= loadSdk());
+    const { Server, jsonSchemaValidator, CallToolRequestSchema, ListToolsRequestSchema, McpError, ErrorCode } = await (sdk ??= loadSdk());
     const caller = o.callerTools(access);
     const server = new Server(
       { name: pkg.name, version: pkg.version },
@@ -76,16 +95,12 @@ export function mcpServerFactory(o: McpServerFactoryOptions): (access: KeyAccess
       const named = _meta?.[IDEMPOTENCY_META];
       if (named !== undefined && (typeof named !== 'string' || named.length === 0 || named.length > MAX_IDEMPOTENCY_KEY)) {
         const message = `must be a string of 1 to ${MAX_IDEMPOTENCY_KEY} characters`;
-        return answer({
-          ok: false,
-          error: {
-            code: 'invalid_arguments',
-            message: `_meta["${IDEMPOTENCY_META}"] ${message}`,
-            details: [{ path: `_meta.${IDEMPOTENCY_META}`, message }],
-          },
-        });
+        throw new McpError(ErrorCode.InvalidParams, `_meta["${IDEMPOTENCY_META}"] ${message}`, [
+          { path: `_meta.${IDEMPOTENCY_META}`, message },
+        ]);
       }
-      // Never throws: an unknown tool, a hidden write tool, bad arguments or a refused read is a result.
+      // Never throws: an unknown tool, a hidden write tool, bad arguments or a refused read is a result; the
+      // caller's errors among them become JSON-RPC errors here.
       const result: ToolResult = await o.tools.execute(name, JSON.stringify(args ?? {}), {
         fhir: caller.fhirForTool(name),
         signal: extra.signal,
@@ -95,7 +110,8 @@ export function mcpServerFactory(o: McpServerFactoryOptions): (access: KeyAccess
         callerScope: caller.cacheScope,
         idempotencyScope: `mcp\u0000${caller.cacheScope}`,
       });
-      return answer(result);
+      if (callerError(result) && !result.ok) throw new McpError(ErrorCode.InvalidParams, result.error.message, result.error.details);
+      return answer(result, o.outputSchemas?.has(name) ?? false);
     });
     return server;
   };

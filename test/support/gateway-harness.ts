@@ -22,7 +22,10 @@ export interface RunningGateway {
 }
 
 export async function startGateway(
-  o: { env?: Record<string, string>; handler?: FakeHandler; noUpstream?: boolean } & Pick<ComposeGatewayOptions, 'now' | 'fhir'> = {},
+  o: { env?: Record<string, string>; handler?: FakeHandler; noUpstream?: boolean } & Pick<
+    ComposeGatewayOptions,
+    'now' | 'fhir' | 'customTools'
+  > = {},
 ): Promise<RunningGateway> {
   const fake = await startFakeUpstream({ handler: o.handler });
   const config = loadConfig({
@@ -44,7 +47,7 @@ export async function startGateway(
   const logs: string[] = [];
   const logger = pino({ level: config.LOG_LEVEL }, { write: (line: string) => void logs.push(line) });
   // An injected clock (rate limits without wall time) or FHIR client (fault injection) go to the composition root.
-  const gateway = await composeGateway({ config, logger, now: o.now, fhir: o.fhir });
+  const gateway = await composeGateway({ config, logger, now: o.now, fhir: o.fhir, customTools: o.customTools });
   const address = await gateway.app.listen({ port: 0, host: '127.0.0.1' });
   return {
     baseUrl: address,
