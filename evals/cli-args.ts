@@ -66,8 +66,14 @@ export const RunArgsSchema = z
     benchmarkDir: z.string().min(1).optional(),
     promptFile: z.string().min(1).optional(),
     funcs: z.string().min(1).optional(),
+    /** `refsol.py`: also grade every MedAgentBench sample with the user's own refsol.py (from --benchmark-dir). */
+    grader: z.enum(['refsol.py']).optional(),
   })
   .refine(({ retryErrors, resume }) => !retryErrors || resume, { message: 'needs --resume', path: ['retry-errors'] })
+  .refine(({ grader, benchmarkDir }) => !grader || benchmarkDir, {
+    message: 'needs --benchmark-dir (a MedAgentBench checkout, or a directory holding refsol.py)',
+    path: ['grader'],
+  })
   .refine(
     ({ judgeBaseUrl: u, judgeModel: m }) =>
       u.length === m.length || (u.length === 1 && m.length > 0) || (m.length === 1 && u.length > 0) || !u.length || !m.length,

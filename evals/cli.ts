@@ -27,6 +27,8 @@ const USAGE = `usage:
            [--min-pass-rate PCT] [--replay LOG] [--fhir-base-url URL] [--load-ehr] [--ehr DIR] [--temperature T]
            [--max-tokens N] [--timeout SECONDS (300)] [--max-retries N (2)]
            [--protocol tools|medagentbench --benchmark-dir DIR [--prompt-file F] [--funcs F]]
+           [--grader refsol.py]  also run the benchmark's own refsol.py (python3 + requests, from --benchmark-dir
+                                 or a dir holding refsol.py) on every MedAgentBench sample; disagreements flagged
            [--judge-base-url URL --judge-model M] [--context-window TOKENS] [--seed N] [--quiet]
            [--fhir-auth-header H]
            authentication: --api-key K goes to --base-url (else UPSTREAM_API_KEY) and the judges, and in
@@ -101,6 +103,7 @@ async function main(argv: string[]): Promise<number> {
           'benchmark-dir': { type: 'string' },
           'prompt-file': { type: 'string' },
           funcs: { type: 'string' },
+          grader: { type: 'string' },
         },
       });
       const parsed = RunArgsSchema.safeParse({
@@ -139,6 +142,7 @@ async function main(argv: string[]): Promise<number> {
         benchmarkDir: values['benchmark-dir'],
         promptFile: values['prompt-file'],
         funcs: values.funcs,
+        grader: values.grader,
       });
       if (!parsed.success) throw new UsageError(parsed.error.issues.map((i) => `--${i.path.join('.')}: ${i.message}`).join('\n'));
       return runCommand(parsed.data, { stdout: process.stdout, stderr: process.stderr, env: process.env, argv });

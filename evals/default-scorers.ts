@@ -10,12 +10,12 @@ import {
 import { agentBenchRubricScorer } from './scorers/agentbench-rubric-scorer.ts';
 import { medAgentBenchScorer } from './scorers/medagentbench-scorer.ts';
 import { modelGradedScorer, type JudgeOptions } from './scorers/model-graded-scorer.ts';
-import { refsolScorer } from './scorers/refsol-scorer.ts';
+import { refsolScorer, type RefsolScorerOptions } from './scorers/refsol-scorer.ts';
 
 /** Every scorer that applies to a scenario runs; a sample passes when all of them give 1, except the informational
  * ones (retrieval recall and precision, by FHIR-AgentBench's definitions and the project's), which are reported
  * but never fail a sample. */
-export function defaultScorers(opts: { judges?: JudgeOptions[] } = {}): Scorer[] {
+export function defaultScorers(opts: { judges?: JudgeOptions[]; refsol?: RefsolScorerOptions } = {}): Scorer[] {
   const judges = opts.judges ?? [];
   return [
     answerScorer(),
@@ -23,7 +23,7 @@ export function defaultScorers(opts: { judges?: JudgeOptions[] } = {}): Scorer[]
     trajectoryScorer(),
     medAgentBenchScorer(),
     medAgentBenchScorer({ conventions: 'strict' }),
-    refsolScorer(),
+    refsolScorer(opts.refsol),
     agentBenchRubricScorer(),
     fhirAgentBenchRecallScorer(),
     fhirAgentBenchPrecisionScorer(),

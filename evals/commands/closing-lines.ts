@@ -1,5 +1,6 @@
 // What `eval run` prints when it is done: per category the pass rate with its 95% interval, pass@k/pass^k with
 // epochs, failures by cause, the baseline, and last (always) `pass rate: <percent>% (<passed>/<total>)`.
+import { refsolSummaryLine } from '../report/refsol-summary.ts';
 import type { BaselineSummary } from '../baseline-summary.ts';
 import { formatAboveBaseline } from '../baseline-summary.ts';
 import type { HeaderRecord, SampleRecord } from '../eval-log.ts';
@@ -54,6 +55,8 @@ export function writeClosingLines(out: { write(s: string): unknown }, c: Closing
       `MedAgentBench strict (official conventions): ${formatPassRate({ passed: strictPassed, samples: samples.length })}; fhir-valid: ${formatPassRate(o)}\n`,
     );
   }
+  const refsolLine = refsolSummaryLine(samples);
+  if (refsolLine) out.write(`${refsolLine}\n`);
   if (c.baseline)
     out.write(
       `baseline: do-nothing ${formatPassRate(c.baseline.overall)} ${formatInterval(c.baseline.overall)}; this run ${formatAboveBaseline(o, c.baseline.overall)}\n`,

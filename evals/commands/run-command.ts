@@ -5,6 +5,9 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { judgePanel, RunArgsSchema, type RunArgs } from '../cli-args.ts';
 import { defaultScorers } from '../default-scorers.ts';
+import { refsolPyGrader, type RefsolPyGrade } from '../medagentbench/refsol-py-grader.ts';
+import { refsolPyUnavailable } from '../medagentbench/run-refsol-py.ts';
+import { refsolScorer } from '../scorers/refsol-scorer.ts';
 import { checkEndpoint, type EndpointProbe } from '../environment/check-endpoint.ts';
 import { createEnvironment } from '../environment/create-environment.ts';
 import { attemptOf, EvalLogWriter, LOG_SCHEMA_VERSION, readEvalLog, sampleKey, type HeaderRecord, type SampleRecord } from '../eval-log.ts';
@@ -63,7 +66,7 @@ export async function runCommand(args: RunArgs, io: RunIo): Promise<number> {
   scenarios = shardScenarios(scenarios, args.shard);
   if (args.limit) scenarios = scenarios.slice(0, args.limit);
 
-  // --protocol medagentbench: the benchmark's own protocol, prompt, FHIR base and grader (protocol-run.ts).
+  // --protocol medagentbench: the benchmark's own protocol, prompt, FHIR base and grader (medagentbench/protocol-run.ts).
   const protocolRun = args.protocol === 'medagentbench' ? await startProtocolRun(args, dataset, io) : undefined;
   const solver = protocolRun
     ? protocolRun.solver
@@ -71,11 +74,21 @@ export async function runCommand(args: RunArgs, io: RunIo): Promise<number> {
       ? answerKeySolver()
       : await makeSolver(args, io);
   const judges = judgePanel(args, { apiKey: args.apiKey, fetch: io.fetch, timeoutMs: args.timeout * 1000 });
+  // --grader refsol.py: the user's own refsol.py beside the `refsol` score on every MedAgentBench sample.
+  const refsolPy = args.grader === 'refsol.py' ? refsolPyFor(args.benchmarkDir!) : undefined;
+  if (refsolPy instanceof Error) {
+    io.stderr.write(`error: --grader refsol.py: ${refsolPy.message}\n`);
+    await protocolRun?.close();
+    return 2;
+  }
+  const refsol = refsolPy ? { refsolPy, ...(protocolRun ? { fhirBase: protocolRun.fhirBaseUrl } : {}) } : undefined;
   const task = defineTask({
     name: path.basename(source).replace(/\.(jsonl|json|ya?ml|csv)$/i, ''),
     dataset: scenarios,
     solver,
-    scorers: protocolRun?.scorers ?? defaultScorers({ judges }),
+    scorers: protocolRun
+      ? protocolRun.scorers.map((sc) => (refsol && sc.name === 'refsol' ? refsolScorer(refsol) : sc))
+      : defaultScorers({ judges, refsol }),
   });
 
   const fhirBaseUrl = protocolRun?.fhirBaseUrl ?? args.fhirBaseUrl ?? io.env.FHIR_BASE_URL;
@@ -327,3 +340,9 @@ async function startProtocolRun(args: RunArgs, dataset: LoadedDataset, io: RunIo
 }
 
 export class UsageError extends Error {}
+
+/** The per-sample refsol.py grader, or why it cannot run here (no python3, no requests, no refsol.py). */
+function refsolPyFor(dir: string): RefsolPyGrade | Error {
+  const why = refsolPyUnavailable(dir);
+  return why ? new Error(why) : refsolPyGrader({ dir });
+}

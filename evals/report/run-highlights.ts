@@ -5,6 +5,7 @@ import type { SampleRecord } from '../eval-log.ts';
 import { FAILURE_CAUSE_LABELS, type FailureCause } from '../failure-cause.ts';
 import { causeOf, formatInterval, formatPassAtK, formatPassRate, intervalMethod, type RunSummary } from '../metrics.ts';
 import type { MergedRun } from './merge-logs.ts';
+import { refsolSummaryLine } from './refsol-summary.ts';
 
 export function runHighlights(run: MergedRun, summary: RunSummary): string[] {
   const o = summary.overall;
@@ -19,6 +20,8 @@ export function runHighlights(run: MergedRun, summary: RunSummary): string[] {
     lines.push(
       `MedAgentBench strict (official conventions) ${formatPassRate({ passed: strict.strictPassed, samples: run.samples.length })}; fhir-valid ${formatPassRate(o)}; they differ on ${strict.differ.length} task(s)`,
     );
+  const refsolLine = refsolSummaryLine(run.samples);
+  if (refsolLine) lines.push(refsolLine);
   lines.push(`largest prompt ${o.maxPromptTokens} tokens; ${o.contextHits} sample(s) hit the model's context`);
   return lines;
 }

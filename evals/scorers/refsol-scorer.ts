@@ -5,8 +5,9 @@
 // With `refsolPy`, the user's own refsol.py grades the same sample too; a disagreement is flagged in the metadata.
 import type { Scorer } from '../task.ts';
 import { fhirClientFetch } from '../medagentbench/fhir-client-fetch.ts';
-import { gradeRefsol, type RefsolRun, type RefsolVerdict } from '../medagentbench/refsol-grader.ts';
-import { MedAgentBenchTaskSchema, type MedAgentBenchTask } from '../medagentbench/task-file.ts';
+import { gradeRefsol, type RefsolRun } from '../medagentbench/refsol-grader.ts';
+import type { RefsolPyGrade } from '../medagentbench/refsol-py-grader.ts';
+import { MedAgentBenchTaskSchema } from '../medagentbench/task-file.ts';
 import { toolWritesTranscript } from '../medagentbench/tool-writes-transcript.ts';
 
 export interface RefsolScorerOptions {
@@ -14,7 +15,7 @@ export interface RefsolScorerOptions {
   fhirBase?: string;
   fetch?: typeof globalThis.fetch;
   /** Also grade with the user's refsol.py (`--grader refsol.py`): python3 on the same run, against `fhirBase`. */
-  refsolPy?: (task: MedAgentBenchTask, run: RefsolRun, fhirBase: string) => Promise<RefsolVerdict>;
+  refsolPy?: RefsolPyGrade;
 }
 
 export function refsolScorer(opts: RefsolScorerOptions = {}): Scorer {
@@ -45,7 +46,7 @@ export function refsolScorer(opts: RefsolScorerOptions = {}): Scorer {
       const verdict = await gradeRefsol(task, run, base, get);
       const python = opts.refsolPy
         ? await opts
-            .refsolPy(task, run, base)
+            .refsolPy(task, run, base, protocol ? undefined : get)
             .catch((err: Error) => ({ passed: false, reason: `refsol.py failed: ${err.message}`, failed: true }))
         : undefined;
       return {
@@ -57,7 +58,7 @@ export function refsolScorer(opts: RefsolScorerOptions = {}): Scorer {
           fhirBase: base,
           posts: run.history.filter((m) => m.role === 'agent' && m.content.includes('POST')).length,
           ...(protocol ? {} : { informational: true, transcript: run.history }),
-          ...(python ? { refsolPy: python, disagree: python.passed !== verdict.passed } : {}),
+          ...(python ? { refsolPy: python, disagree: !('failed' in python) && python.passed !== verdict.passed } : {}),
         },
       };
     },
