@@ -14,7 +14,7 @@ import { writeApiKeysFile } from './api-keys-file.ts';
 import { startGateway, type RunningGateway } from './gateway-harness.ts';
 
 /** The key's patient, and another's (both in fixtures/synthetic-ehr). */
-export const OWN = 'S1000001';
+const OWN = 'S1000001';
 const OTHER = 'S1000002';
 
 /** How a request may name a patient: the key's, another's, both, as a reference or bare. */
