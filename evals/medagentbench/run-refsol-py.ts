@@ -17,7 +17,7 @@ export interface RefsolPyCase {
 const VerdictsSchema = z.array(z.object({ passed: z.boolean(), reason: z.string() }));
 
 /** The directory holding refsol.py (and its utils.py), or undefined when neither layout has one. */
-export function findRefsolDir(dir: string): string | undefined {
+function findRefsolDir(dir: string): string | undefined {
   for (const candidate of [join(dir, 'src', 'server', 'tasks', 'medagentbench'), dir])
     if (existsSync(join(candidate, 'refsol.py'))) return candidate;
   return undefined;
