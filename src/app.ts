@@ -43,6 +43,8 @@ export interface AppDeps {
   plugins?: Array<(app: FastifyInstance) => Promise<void>>;
   /** Adds request hooks before the auth guard's, so rejected requests are seen too (metrics, traces). */
   observe?: (app: FastifyInstance) => void;
+  /** Every route under this path (e.g. '/agent': /agent/v1/chat/completions, /agent/fhir, /agent/mcp), for a host app. */
+  prefix?: string;
 }
 
 declare module 'fastify' {
@@ -215,21 +217,26 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     });
   }
 
-  await app.register(healthRoute, { upstreamConfigured: deps.agent !== null });
-  const checks = deps.readiness ?? [upstreamReadinessCheck(config, deps.agent ? 'injected' : 'none')];
-  await app.register(readyRoute, {
-    readiness: createReadiness({ checks, timeoutMs: config.READY_TIMEOUT_MS, cacheMs: config.READY_CACHE_MS, now }),
-  });
-  await app.register(modelsRoutes, { modelId: config.MODEL_ID, created: Math.floor(now() / 1000) });
-  await app.register(chatCompletionsRoute, {
-    modelId: config.MODEL_ID,
-    agent: deps.agent,
-    imageMaxBytes: config.IMAGE_MAX_BYTES,
-    deadlineMs: config.REQUEST_DEADLINE_MS,
-    logMessageContent: config.LOG_MESSAGE_CONTENT,
-    now,
-    generateId,
-  });
-  for (const plugin of deps.plugins ?? []) await plugin(app);
+  const routes = async (scope: FastifyInstance) => {
+    await scope.register(healthRoute, { upstreamConfigured: deps.agent !== null });
+    const checks = deps.readiness ?? [upstreamReadinessCheck(config, deps.agent ? 'injected' : 'none')];
+    await scope.register(readyRoute, {
+      readiness: createReadiness({ checks, timeoutMs: config.READY_TIMEOUT_MS, cacheMs: config.READY_CACHE_MS, now }),
+    });
+    await scope.register(modelsRoutes, { modelId: config.MODEL_ID, created: Math.floor(now() / 1000) });
+    await scope.register(chatCompletionsRoute, {
+      modelId: config.MODEL_ID,
+      agent: deps.agent,
+      imageMaxBytes: config.IMAGE_MAX_BYTES,
+      deadlineMs: config.REQUEST_DEADLINE_MS,
+      logMessageContent: config.LOG_MESSAGE_CONTENT,
+      now,
+      generateId,
+    });
+    for (const plugin of deps.plugins ?? []) await plugin(scope);
+  };
+  // Under a prefix, one encapsulated context carries it to every route (and the embedded FHIR server's links).
+  if (deps.prefix) await app.register(routes, { prefix: deps.prefix });
+  else await routes(app);
   return app;
 }

@@ -50,6 +50,12 @@ import { instrumentServerTools } from './telemetry/instrument-tool.ts';
 import type { ModelUpstream } from './upstream/model-upstream.ts';
 import { applyToolMode } from './upstream/prompted-tools/apply-tool-mode.ts';
 
+/**
+ * The synthetic EHR the gateway seeds by default (120 patients), one transaction Bundle at a time, for
+ * `(await createEmbeddedFhirServer()).loadBundles(syntheticEhrBundles())`. Read from the installed package.
+ */
+export const syntheticEhrBundles = readSyntheticEhrBundles;
+
 /** FHIR_SEED_DIR's folder of bundles or NDJSON, else the synthetic EHR of fixtures/. */
 function seedFrom(config: Config): Seed {
   const dir = config.FHIR_SEED_DIR;
@@ -114,6 +120,8 @@ export interface ComposeGatewayOptions extends Pick<AppDeps, 'now' | 'generateId
   model?: ModelUpstream;
   /** Where AuditEvents go. Default: from AUDIT_SINK (off without keys). */
   audit?: AuditSink;
+  /** Every route under this path, for a host app (fhirAgentGateway). */
+  prefix?: string;
 }
 
 export interface ComposedGateway {
@@ -275,6 +283,7 @@ export async function composeGateway(opts: ComposeGatewayOptions): Promise<Compo
       auditBudget: access.auditBudget,
       now: opts.now,
       generateId: opts.generateId,
+      prefix: opts.prefix,
     });
   } catch (err) {
     await closeDeps();

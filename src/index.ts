@@ -2,10 +2,12 @@
 // seed data if an embedder passes them; the tools themselves are re-exported from tools/index.ts.
 export { buildApp, type AppDeps } from './app.ts';
 export { configHelp, loadConfig, ConfigError, type Config } from './config.ts';
-export { composeGateway, fhirTools, type ComposeGatewayOptions, type ComposedGateway } from './compose-gateway.ts';
+export { composeGateway, fhirTools, syntheticEhrBundles, type ComposeGatewayOptions, type ComposedGateway } from './compose-gateway.ts';
 export { createModelUpstream } from './compose/create-model-upstream.ts';
 export type { ChatAgent } from './agent/chat-agent.ts';
 export { startServer } from './server.ts';
+export { fhirAgentGateway, type FhirAgentGatewayOptions } from './fhir-agent-gateway-plugin.ts';
+export { createGateway, type CreateGatewayOptions, type Gateway } from './create-gateway.ts';
 export { createChatAgent, type ChatAgentOptions } from './agent/create-chat-agent.ts';
 export type { AgentTrace, TraceToolCall, StopReason } from './agent/agent-trace-schema.ts';
 export type { ExecuteToolFn, ServerTools, ToolContext, ToolResult, WrittenResource } from './agent/tool-contract.ts';
@@ -15,4 +17,14 @@ export { createMedplumFhirClient } from './fhir-client/medplum-fhir-client.ts';
 export type { FhirClient } from './fhir-client/fhir-client.ts';
 export { createEmbeddedFhirServer, type EmbeddedFhirServer } from './fhir-server/embedded-fhir-server.ts';
 export { embeddedFhirPlugin } from './fhir-server/embedded-fhir-plugin.ts';
-export { executeTool, openAiToolDefinitions, renderToolsMarkdownTable, toolRegistry, tools } from '../tools/index.ts';
+export {
+  defineTool,
+  executeTool,
+  openAiToolDefinitions,
+  renderToolsMarkdownTable,
+  toolJsonSchema,
+  toolRegistry,
+  tools,
+  toolsByName,
+  type ToolDefinition,
+} from '../tools/index.ts';

@@ -1,7 +1,7 @@
 // The only file that listens: config → logger → composeGateway → listen, and a graceful close.
 import { pathToFileURL } from 'node:url';
-import { pino } from 'pino';
 import { composeGateway } from './compose-gateway.ts';
+import { createLogger } from './compose/create-logger.ts';
 import { ConfigError, configHelp, loadConfig } from './config.ts';
 import { PortInUseError, assertPortFree, toPortError } from './shared/assert-port-free.ts';
 import { LocalModelError } from './upstream/local/local-model-error.ts';
@@ -18,14 +18,7 @@ export async function startServer(env: Record<string, string | undefined>): Prom
   const config = loadConfig(env);
   // Before anything slow (seeding, a model load): a taken port is one line and exit 78, not a crash after a minute.
   await assertPortFree(config.HOST, config.PORT);
-  const logger = pino({
-    level: config.LOG_LEVEL,
-    // Belt and braces: nothing should log these, but if it ever does they are masked.
-    redact: {
-      paths: ['req.headers.authorization', 'headers.authorization', '*.apiKey', '*.API_KEYS', '*.UPSTREAM_API_KEY'],
-      censor: '[redacted]',
-    },
-  });
+  const logger = createLogger(config);
   if (!config.authEnabled) logger.warn({ host: config.HOST }, 'API_KEYS is not set: authentication is OFF (allowed on loopback only)');
   const { app, agent, close } = await composeGateway({ config, logger });
   if (!agent) {

@@ -18,18 +18,20 @@ export interface EmbeddedFhirPluginOptions {
 const FHIR_JSON = 'application/fhir+json; charset=utf-8';
 
 /**
- * The raw target after the mount point's one segment, however that segment was spelled (`/fhir`, `/%66hir`): fastify
- * matched it, so it is the prefix. What follows is read by parseFhirRequestTarget alone.
+ * The raw target after the mount point's segments (one for `/fhir`, two under a host's `/agent/fhir`), however they
+ * were spelled (`/fhir`, `/%66hir`): fastify matched them, so they are the prefix. What follows is read by
+ * parseFhirRequestTarget alone.
  */
-function belowPrefix(rawUrl: string): string {
+function belowPrefix(rawUrl: string, segments: number): string {
   const q = rawUrl.indexOf('?');
   const path = q < 0 ? rawUrl : rawUrl.slice(0, q);
-  const mount = /^\/[^/]*/.exec(path)?.[0] ?? '';
+  const mount = new RegExp(`^(?:/[^/]*){${segments}}`).exec(path)?.[0] ?? '';
   return path.slice(mount.length) + (q < 0 ? '' : rawUrl.slice(q));
 }
 
 export const embeddedFhirPlugin: FastifyPluginAsync<EmbeddedFhirPluginOptions> = async (app, { server, authorize, guard }) => {
   const prefix = app.prefix;
+  const segments = Math.max(1, prefix.split('/').length - 1);
   for (const type of ['application/fhir+json', 'application/json', 'application/json-patch+json']) {
     if (app.hasContentTypeParser(type)) app.removeContentTypeParser(type);
     app.addContentTypeParser(type, { parseAs: 'buffer' }, (_req, raw, done) => {
@@ -68,7 +70,7 @@ export const embeddedFhirPlugin: FastifyPluginAsync<EmbeddedFhirPluginOptions> =
     // The target below the prefix, read once and canonical: the guard decides on it and the server runs it.
     let url: string;
     try {
-      url = parseFhirRequestTarget(belowPrefix(req.url)).url;
+      url = parseFhirRequestTarget(belowPrefix(req.url, segments)).url;
     } catch (err) {
       return reply.code(400).type(FHIR_JSON).send(normalizeOperationOutcome(err));
     }

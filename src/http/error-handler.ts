@@ -109,7 +109,8 @@ const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 /** Whether the request belongs to /fhir: by the route it matched, else by its decoded path (a 404, a bad URL). */
 function isFhirPath(req: FastifyRequest): boolean {
   const route = req.routeOptions?.url;
-  if (route) return route === '/fhir' || route.startsWith('/fhir/');
+  // Under a host's prefix (fhirAgentGateway) the route is /<prefix>/fhir/…
+  if (route) return /(^|\/)fhir(\/|$)/.test(route);
   let path = req.url.split('?', 1)[0]!;
   try {
     path = decodeURIComponent(path);
