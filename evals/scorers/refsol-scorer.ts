@@ -55,6 +55,7 @@ export function refsolScorer(opts: RefsolScorerOptions = {}): Scorer {
         explanation: verdict.reason,
         metadata: {
           protocol: protocol ? 'medagentbench' : 'tools',
+          ...(output.agentBench ? { status: output.agentBench.status } : {}),
           fhirBase: base,
           posts: run.history.filter((m) => m.role === 'agent' && m.content.includes('POST')).length,
           ...(protocol ? {} : { informational: true, transcript: run.history }),

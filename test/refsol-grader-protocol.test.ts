@@ -1,0 +1,91 @@
+// `--grader refsol.py` in a `--protocol medagentbench` run: a scripted model on loopback plays a policy that makes
+// POSTs (some accepted, one unparsable) and FINISHes, the harness serves the task file's EHR, and the user's own
+// refsol.py grades every sample beside the `refsol` score: both verdicts in the log, no disagreement.
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { readEvalLog } from '../evals/eval-log.ts';
+import { refsolPyUnavailable } from '../evals/medagentbench/run-refsol-py.ts';
+import { mabSeedTasks } from '../evals/medagentbench/seed-tasks.ts';
+import { synthesizeMabTasks } from '../evals/medagentbench/synthesize-tasks.ts';
+import { runEvalCli } from './support/run-eval-cli.ts';
+import { startScriptedProtocolModel, type ProtocolMessage } from './support/scripted-protocol-model.ts';
+
+const SHARED = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'shared', 'data', 'medagentbench');
+const OFFICIAL = path.join(SHARED, 'official');
+const FILES = ['__init__.py', 'utils.py', 'eval.py', 'refsol.py'];
+const missing = [...FILES.map((f) => path.join(OFFICIAL, f)), path.join(SHARED, 'funcs_v1.json')].filter((f) => !existsSync(f));
+const skip = missing.length ? `MedAgentBench's files are absent (${missing.join(', ')})` : refsolPyUnavailable(OFFICIAL);
+if (skip) console.log(`refsol-grader-protocol: skipped: ${skip}`);
+
+/** Writes where the task acts (one accepted POST, or an unparsable one on every third task), then FINISH([-1]). */
+function policy(messages: ProtocolMessage[]): string {
+  const base = /http:\/\/127\.0\.0\.1:\d+\/fhir\//.exec(messages[0].content)?.[0] ?? 'http://x/fhir/';
+  const mrn = /S\d{7}/.exec(messages[0].content)?.[0] ?? 'S0';
+  const acting = /record it|referral/i.test(messages[0].content);
+  if (messages.length === 1 && acting)
+    return mrn.endsWith('3')
+      ? `POST ${base}ServiceRequest\n{not json`
+      : `POST ${base}ServiceRequest\n${JSON.stringify({ resourceType: 'ServiceRequest', subject: { reference: `Patient/${mrn}` } })}`;
+  return 'FINISH([-1])';
+}
+
+describe.skipIf(skip !== undefined)('eval run --protocol medagentbench --grader refsol.py', () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'refsol-protocol-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('keeps both verdicts on every sample and finds no disagreement', async () => {
+    const bench = path.join(dir, 'bench');
+    const moduleDir = path.join(bench, 'src/server/tasks/medagentbench');
+    mkdirSync(moduleDir, { recursive: true });
+    mkdirSync(path.join(bench, 'data/medagentbench'), { recursive: true });
+    for (const f of FILES) copyFileSync(path.join(OFFICIAL, f), path.join(moduleDir, f));
+    copyFileSync(path.join(SHARED, 'funcs_v1.json'), path.join(bench, 'data/medagentbench/funcs_v1.json'));
+    writeFileSync(path.join(dir, 'tasks.json'), JSON.stringify(synthesizeMabTasks(mabSeedTasks(), 3)));
+    const model = await startScriptedProtocolModel(policy);
+    try {
+      const run = await runEvalCli(
+        [
+          'run',
+          '--tasks',
+          path.join(dir, 'tasks.json'),
+          '--protocol',
+          'medagentbench',
+          '--benchmark-dir',
+          bench,
+          '--grader',
+          'refsol.py',
+        ].concat([
+          '--solver',
+          'model',
+          '--model',
+          'scripted',
+          '--base-url',
+          model.baseUrl,
+          '--log',
+          path.join(dir, 'run.jsonl'),
+          '--quiet',
+        ]),
+        300_000,
+      );
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.stdout).toMatch(/refsol\.py: [\d.]+% \(\d+\/30\), disagreements: 0/);
+      const log = await readEvalLog(path.join(dir, 'run.jsonl'));
+      expect(log.samples).toHaveLength(30);
+      for (const s of log.samples) {
+        const meta = s.scores.refsol.metadata as { refsolPy?: { passed: boolean }; disagree?: boolean };
+        expect(meta.refsolPy, s.id).toBeDefined();
+        expect(meta.disagree, s.id).toBe(false);
+        expect(meta.refsolPy!.passed).toBe(s.scores.refsol.value === 1);
+      }
+      // Some pass and some fail, so agreement is not on one constant.
+      const passed = log.samples.filter((s) => s.scores.refsol.value === 1).length;
+      expect(passed).toBeGreaterThan(0);
+      expect(passed).toBeLessThan(30);
+    } finally {
+      await model.close();
+    }
+  }, 300_000);
+});
