@@ -1,9 +1,9 @@
 // Pins what the embedded FHIR server promises on top of Medplum's FhirRouter (search paging, _total, sort,
 // subsetting, 400s for what it cannot evaluate exactly, update-as-create, no-op updates, transactions). The
-// router is Medplum's as it ships and every interaction reaches our StoreRepository through it, so an upgrade of
-// @medplum/fhir-router or @medplum/core that changes any of this fails here instead of changing answers silently.
-// Two Medplum 4.5.2 behaviours are compensated and pinned: parseSearchRequest drops modifiers it does not know
-// (prepare-search-request.ts), and every update answers allOk (with-update-outcomes.ts).
+// router is Medplum's as it ships and every interaction but a type search reaches our StoreRepository through it, so
+// an upgrade of @medplum/fhir-router or @medplum/core that changes any of this fails here instead of changing answers
+// silently. Type searches are the server's own route, parsed once (type-search-query.ts): Medplum's parseSearchRequest
+// would drop modifiers it does not know. Every update answers allOk in Medplum 4.5.2 (with-update-outcomes.ts).
 import type { Bundle, BundleEntry, OperationOutcome, Resource } from '@medplum/fhirtypes';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { createEmbeddedFhirServer, type EmbeddedFhirResponse, type EmbeddedFhirServer } from '../src/fhir-server/embedded-fhir-server.ts';

@@ -2,26 +2,23 @@
 // its repository (StoreRepository), over an indexed, forkable in-memory store. `handle` knows nothing about HTTP
 // frameworks; the fastify plugin and the in-process `fetch` are thin adapters over it.
 import { randomUUID } from 'node:crypto';
-import { createRequire } from 'node:module';
-import { allOk, badRequest, forbidden, getStatus, isOk, normalizeOperationOutcome, serverError } from '@medplum/core';
-import type * as GraphQL from 'graphql';
-import { FhirRouter, type HttpMethod } from '@medplum/fhir-router';
+import { allOk, badRequest, getStatus, isOk, normalizeOperationOutcome, notFound, serverError } from '@medplum/core';
+import { FhirRouter, Router, type HttpMethod } from '@medplum/fhir-router';
 import type { Bundle, OperationOutcome, Resource } from '@medplum/fhirtypes';
 import { applyBulkPut, readBulkPut, validateBulkPut, type BulkPut } from './bulk-put.ts';
-import { parseFhirRequestTarget } from './fhir-request-target.ts';
+import { parseFhirRequestTarget, type FhirRequestTarget } from './fhir-request-target.ts';
 import { withDiagnostics } from '../fhir/with-diagnostics.ts';
-import { bundleEntryLimitProblem } from './bundle-entry-limit.ts';
 import { buildCapabilityStatement } from './capability-statement.ts';
-import { ensureFhirTypes } from '../fhir/fhir-definitions.ts';
+import { ensureFhirTypes, isFhirResourceType } from '../fhir/fhir-definitions.ts';
 import { ensureRequestDefinitions } from './ensure-request-definitions.ts';
 import { createBundleLoader } from './load-bundles.ts';
-import { prepareSearchRequest } from './prepare-search-request.ts';
 import type { RepositoryAccess } from './repository-access.ts';
+import { refuseRequest } from './request-guards.ts';
 import { ResourceStore } from './resource-store.ts';
 import { serializeFhirBody } from './serialize-fhir-body.ts';
 import { StoreRepository } from './store-repository.ts';
+import { typeSearchQuery } from './type-search-query.ts';
 import type { Verdicts } from './validation-pool.ts';
-import { assertNotTooDeep } from './resource-verdict.mjs';
 import { withUpdateOutcomes } from './with-update-outcomes.ts';
 
 export interface EmbeddedFhirRequest {
@@ -102,6 +99,24 @@ function responseHeaders(status: number, body: Resource | OperationOutcome, base
   return headers;
 }
 
+function answer(status: number, body: Resource | OperationOutcome, baseUrl: string): EmbeddedFhirResponse {
+  return { status, body, headers: responseHeaders(status, body, baseUrl) };
+}
+
+const ok = (body: Resource, baseUrl: string) => answer(200, body, baseUrl);
+
+/** A route the server answers itself, before Medplum's router. */
+type OwnRoute = (o: {
+  /** Upper case. */
+  method: string;
+  body: unknown;
+  target: FhirRequestTarget;
+  params: Record<string, string>;
+  /** The request's repository (the caller's view of the store). */
+  repo: () => StoreRepository;
+  baseUrl: string;
+}) => EmbeddedFhirResponse;
+
 /** Batch responses from Medplum carry no fullUrl; clients key on it. */
 function addFullUrls(bundle: Bundle, baseUrl: string): Bundle {
   if (!bundle.entry || !/-response$/.test(bundle.type ?? '')) return bundle;
@@ -114,48 +129,6 @@ function addFullUrls(bundle: Bundle, baseUrl: string): Bundle {
       return fullUrl ? { fullUrl, ...e } : e;
     }),
   };
-}
-
-/** What Medplum would trip over in a posted batch/transaction, in words a client can act on. */
-function bundleEntryProblem(body: unknown): string | undefined {
-  const bundle = body as Bundle | undefined;
-  if (bundle?.resourceType !== 'Bundle' || (bundle.type !== 'transaction' && bundle.type !== 'batch')) return undefined;
-  for (const [i, e] of (bundle.entry ?? []).entries()) {
-    const method = e.request?.method;
-    if (!method || !e.request?.url) return `Bundle.entry[${i}].request needs a method and a url`;
-    if ((method === 'POST' || method === 'PUT') && !e.resource?.resourceType) return `Bundle.entry[${i}] (${method}) has no resource`;
-  }
-  return undefined;
-}
-
-/** The "Nested too deeply" outcome for a resource body, or for any entry of a Bundle body; undefined otherwise. */
-function deepBodyOutcome(body: unknown): OperationOutcome | undefined {
-  const resource = body as Resource | undefined;
-  if (!resource || typeof resource !== 'object' || typeof resource.resourceType !== 'string') return undefined;
-  const parts = resource.resourceType === 'Bundle' ? ((resource as Bundle).entry ?? []).map((e) => e?.resource) : [resource];
-  try {
-    for (const part of parts) if (part && typeof part === 'object') assertNotTooDeep(part);
-  } catch (error) {
-    return normalizeOperationOutcome(error);
-  }
-  return undefined;
-}
-
-/** graphql-js (124 CommonJS files, ~70 ms at boot), required on the first $graphql request. */
-let graphql: typeof GraphQL | undefined;
-
-/** Whether a $graphql body asks for a mutation: writes go through the REST interactions, where they are checked. */
-function isGraphqlMutation(body: unknown): boolean {
-  const query = (body as { query?: unknown } | undefined)?.query;
-  if (typeof query !== 'string') return false;
-  let document: GraphQL.DocumentNode;
-  try {
-    graphql ??= createRequire(import.meta.url)('graphql') as typeof GraphQL;
-    document = graphql.parse(query);
-  } catch {
-    return false; // Medplum answers a syntax error itself, running nothing.
-  }
-  return document.definitions.some((d) => d.kind === 'OperationDefinition' && d.operation !== 'query');
 }
 
 function createServer(store: ResourceStore, opts: Required<EmbeddedFhirServerOptions>): EmbeddedFhirServer {
@@ -171,51 +144,46 @@ function createServer(store: ResourceStore, opts: Required<EmbeddedFhirServerOpt
   let writeTail: Promise<unknown> = Promise.resolve();
   let indexing: Promise<void> = Promise.resolve();
 
-  async function dispatch(req: EmbeddedFhirRequest): Promise<EmbeddedFhirResponse> {
+  /** The server's own routes, tried before Medplum's router: they reach the store directly. */
+  const routes = new Router<OwnRoute, undefined>();
+  routes.add('GET', 'metadata', ({ baseUrl }) => ok(buildCapabilityStatement(baseUrl, opts.now()), baseUrl));
+  // Type searches: the target's pairs parsed once (type-search-query.ts) and run by the repository on the store.
+  const searchType: OwnRoute = ({ method, body: posted, target, params, repo, baseUrl }) => {
+    if (!isFhirResourceType(params.resourceType)) return answer(404, notFound, baseUrl);
+    const body = method === 'POST' ? (posted ?? '') : undefined;
+    return ok(repo().searchQuery(typeSearchQuery({ resourceType: params.resourceType, pairs: target.pairs, body, limits })), baseUrl);
+  };
+  routes.add('GET', ':resourceType', searchType);
+  routes.add('POST', ':resourceType/_search', searchType);
+
+  async function dispatch(req: EmbeddedFhirRequest, target: FhirRequestTarget): Promise<EmbeddedFhirResponse> {
     const baseUrl = (req.baseUrl ?? opts.baseUrl).replace(/\/+$/, '');
     const method = req.method.toUpperCase();
-    const url = req.url.startsWith('/') ? req.url : `/${req.url}`;
-    const path = url.split('?')[0].replace(/\/+$/, '');
-    if (method === 'GET' && path === '/metadata') {
-      const body = buildCapabilityStatement(baseUrl, opts.now());
-      return { status: 200, body, headers: responseHeaders(200, body, baseUrl) };
-    }
-    if (method === 'POST' && path === '') {
-      const problem = bundleEntryProblem(req.body) ?? bundleEntryLimitProblem(req.body, opts.maxBundleEntries);
-      if (problem) {
-        const body = badRequest(problem);
-        return { status: 400, body, headers: responseHeaders(400, body, baseUrl) };
-      }
-    }
-    if (method === 'POST' && path === '/$graphql' && isGraphqlMutation(req.body)) {
-      const body = withDiagnostics(forbidden, 'GraphQL mutations are refused here: write through the REST interactions');
-      return { status: 403, body, headers: responseHeaders(403, body, baseUrl) };
-    }
-    // Medplum's router walks a body recursively (urn: references in a transaction) before the store validates it:
-    // a body nested past the validator's limit gets the validator's clear 400 first, never a stack overflow.
-    const tooDeep = deepBodyOutcome(req.body);
-    if (tooDeep) return { status: 400, body: tooDeep, headers: responseHeaders(400, tooDeep, baseUrl) };
-    const search = prepareSearchRequest({ method, url, body: req.body }, limits);
-    const repo = new StoreRepository(store, { limits, baseUrl, now: opts.now, generateId: opts.generateId, access: req.access });
+    const repo = () => new StoreRepository(store, { limits, baseUrl, now: opts.now, generateId: opts.generateId, access: req.access });
+    const refusal = refuseRequest({ method, segments: target.segments, body: req.body }, opts);
+    if (refusal) return answer(refusal.status, refusal.outcome, baseUrl);
+    const own = routes.find(method as HttpMethod, target.segments.join('/'));
+    if (own) return own.handler({ method, body: req.body, target, params: own.params, repo, baseUrl });
+    const repository = repo();
     const response = await router.handleRequest(
       {
         method: method as HttpMethod,
-        url: search.url,
+        url: req.url,
         pathname: '',
-        body: search.body,
+        body: req.body,
         params: {},
         query: {},
         headers: lowerCaseHeaders(req.headers),
         config: { transactions: true },
       },
-      repo,
+      repository,
     );
-    const [outcome, resource] = withUpdateOutcomes(response, { method, body: req.body }, (r) => repo.updateOutcome(r));
+    const [outcome, resource] = withUpdateOutcomes(response, { method, body: req.body }, (r) => repository.updateOutcome(r));
     const status = getStatus(outcome);
     let body: Resource | OperationOutcome = resource && isOk(outcome) ? resource : outcome;
     if (body.resourceType === 'Bundle') body = addFullUrls(body as Bundle, baseUrl);
     if (status >= 500) body = serverError(new Error('Internal error in the embedded FHIR server'));
-    return { status, body, headers: responseHeaders(status, body, baseUrl) };
+    return answer(status, body, baseUrl);
   }
 
   /** A PUT-only batch or transaction (bulk-put.ts): validated already, written without the router's per-entry work. */
@@ -242,25 +210,29 @@ function createServer(store: ResourceStore, opts: Required<EmbeddedFhirServerOpt
   async function handle(raw: EmbeddedFhirRequest): Promise<EmbeddedFhirResponse> {
     // One reading of the target: the repository runs its canonical form, and the caller decided on the same.
     let req: EmbeddedFhirRequest;
+    let target: FhirRequestTarget;
     try {
-      const target = parseFhirRequestTarget(raw.url);
+      target = parseFhirRequestTarget(raw.url);
       ensureRequestDefinitions(target, raw.body);
       req = { ...raw, url: target.url };
     } catch (err) {
       const body = normalizeOperationOutcome(err);
       return { status: 400, body, headers: responseHeaders(400, body, opts.baseUrl) };
     }
-    const isBase = req.url.split('?')[0].replace(/\/+$/, '') === '';
+    const isBase = target.segments.length === 0;
     const bulk = req.method.toUpperCase() === 'POST' && isBase ? readBulkPut(req.body) : undefined;
     // Validated before joining the write queue, so the next request's validation overlaps this one's writes.
     const verdicts = bulk && (await validateBulkPut(bulk));
-    const run = () =>
-      (bulk && verdicts ? dispatchBulk(req, bulk, verdicts) : dispatch(req)).catch((err: unknown) => {
+    const run = async () => {
+      try {
+        return await (bulk && verdicts ? dispatchBulk(req, bulk, verdicts) : dispatch(req, target));
+      } catch (err) {
         const outcome = normalizeOperationOutcome(err);
         const status = getStatus(outcome);
         const body = status >= 500 ? serverError(new Error('Internal error in the embedded FHIR server')) : outcome;
         return { status, body, headers: responseHeaders(status, body, opts.baseUrl) };
-      });
+      }
+    };
     if (!WRITE_METHODS.has(req.method.toUpperCase())) return sized(await run());
     const result = writeTail.then(run, run);
     writeTail = result;

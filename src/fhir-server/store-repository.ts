@@ -20,7 +20,7 @@ import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { FHIR_ID } from '../fhir/fhir-id.ts';
 import { withDiagnostics } from '../fhir/with-diagnostics.ts';
 import { executeSearch } from './execute-search.ts';
-import { parseSearchQuery, type SearchLimits } from './parse-search-query.ts';
+import { parseSearchQuery, type SearchLimits, type SearchQuery } from './parse-search-query.ts';
 import { patientEverything } from './patient-everything.ts';
 import { ensureFhirTypesOf, isFhirResourceType } from '../fhir/fhir-definitions.ts';
 import type { ResourceStore } from './resource-store.ts';
@@ -231,14 +231,19 @@ export class StoreRepository extends FhirRepository<undefined> {
     this.undo?.push({ resourceType, id, previous });
   }
 
-  /** Every search: HTTP and batch entries through FhirRouter, If-None-Exist, conditional references. */
+  /** Searches through FhirRouter: batch entries, If-None-Exist, conditional references (type searches have a route). */
   async search<T extends Resource>(searchRequest: SearchRequest<T>): Promise<Bundle<WithId<T>>> {
     if (!isFhirResourceType(searchRequest.resourceType)) throw new OperationOutcomeError(notFound);
     // A batch runs its searches back to back on promises alone; a turn of the event loop before each keeps the
     // server answering others (/health) while a large batch runs.
     await yieldToLoop();
     const query = parseSearchQuery(searchRequest.resourceType, searchRequestPairs(searchRequest), this.opts.limits);
-    return this.shownIn(executeSearch(this.view, query, this.opts.baseUrl)) as Bundle<WithId<T>>;
+    return this.searchQuery(query) as Bundle<WithId<T>>;
+  }
+
+  /** A search parsed already (the server's type-search route): run on the caller's view of the store. */
+  searchQuery(query: SearchQuery): Bundle {
+    return this.shownIn(executeSearch(this.view, query, this.opts.baseUrl));
   }
 
   /** Patient/{id}/$everything, paged like a search. */
