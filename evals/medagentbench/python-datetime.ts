@@ -1,8 +1,8 @@
 // Python 3.11's `datetime.fromisoformat` and `datetime.strptime(s, "%Y-%m-%d")`, as refsol.py uses them on the FHIR
 // server's timestamps. Comparing a naive with an aware datetime raises TypeError in Python, which fails the task;
 // a value Python cannot parse raises ValueError, which fails it too. The forms covered are the calendar and week
-// dates, extended and basic times with fractions, and offsets `Z`/`±HH[[:]MM[[:]SS[.f]]]` (Python's few looser
-// spellings, such as a space before the offset, are refused here).
+// dates, extended and basic times with fractions, offsets `Z`/`±HH[[:]MM[[:]SS[.f]]]`, and the one stray character
+// CPython lets stand between a time and its offset.
 import { PyError } from './python-ops.ts';
 
 /** A datetime reduced to what comparisons need: microseconds since 1970 (UTC when aware, wall clock when naive). */
@@ -58,8 +58,15 @@ export function pyFromIsoformat(value: unknown): PyDateTime {
   const tzAt = rest.search(/[Z+-]/);
   const timeText = tzAt < 0 ? rest : rest.slice(0, tzAt);
   const tzText = tzAt < 0 ? '' : rest.slice(tzAt);
-  const t = (timeText.includes(':') ? TIME_EXT : TIME_BASIC).exec(timeText);
-  if (!t || t[0].length !== timeText.length) throw invalid();
+  const timeRe = timeText.includes(':') ? TIME_EXT : TIME_BASIC;
+  const whole = (text: string) => {
+    const m = timeRe.exec(text);
+    return m && m[0].length === text.length ? m : null;
+  };
+  // Before an offset CPython lets one stray character end a time without a fraction ("10:15:00 +00:00").
+  const stray = tzText ? whole(timeText.slice(0, -1)) : null;
+  const t = whole(timeText) ?? (stray && stray[4] === undefined ? stray : null);
+  if (!t) throw invalid();
   const [hh, mm, ss] = [t[1], t[2], t[3]].map((x) => Number(x ?? 0));
   if (hh > 23) throw new PyError('hour must be in 0..23');
   if (mm > 59) throw new PyError('minute must be in 0..59');
