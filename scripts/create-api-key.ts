@@ -4,7 +4,7 @@ import { parseArgs } from 'node:util';
 import { createApiKey } from '../src/auth/create-api-key.ts';
 import { KEY_FLAGS } from '../src/auth/smart-scope.ts';
 
-const USAGE = `Usage: npm run key -- --id <id> --scopes "<scopes and flags>" [--patients <id,id>]
+const USAGE = `Usage: fhir-agent-gateway key --id <id> --scopes "<scopes and flags>" [--patients <id,id>]   (in a checkout: npm run key -- …)
   --scopes   SMART v2 scopes and flags, space-separated, e.g. "system/*.rs chat", "system/Observation.cruds tools:write",
              "patient/*.rs chat" (then --patients is required). Flags: ${KEY_FLAGS.join(', ')}.
   --patients Patient ids a patient/ key may see, comma-separated.`;

@@ -11,10 +11,10 @@ import { ConfigError, loadConfig } from './config.ts';
 /** Who the audit names for calls made over stdio. */
 const STDIO_KEY_ID = 'stdio';
 
-const USAGE = `Usage: npm run -s mcp   (or: npx fhir-agent-gateway mcp)
+const USAGE = `Usage: fhir-agent-gateway mcp   (in a checkout: npm run -s mcp)
 The FHIR tools as an MCP server over stdio, for an MCP client that starts this as a child process. Stdout carries
 only MCP messages; logs go to stderr. The FHIR server is FHIR_BASE_URL, else the embedded one seeded with the
-synthetic EHR. Writes need FHIR_WRITE_TOOLS=true. No model is loaded. \`npm start -- --help\` lists every variable.`;
+synthetic EHR. Writes need FHIR_WRITE_TOOLS=true. No model is loaded. \`fhir-agent-gateway serve --help\` lists every variable.`;
 
 async function main(): Promise<void> {
   if (process.argv.includes('--help') || process.argv.includes('-h')) {
@@ -27,7 +27,7 @@ async function main(): Promise<void> {
     config = loadConfig({ ...process.env, HOST: '127.0.0.1', UPSTREAM_BASE_URL: undefined, LOCAL_MODEL: undefined });
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
-    process.stderr.write(`configuration error: ${err.message} (run \`npm start -- --help\` for every variable)\n`);
+    process.stderr.write(`configuration error: ${err.message} (run \`fhir-agent-gateway serve --help\` for every variable)\n`);
     process.exit(78);
   }
   // The stdio caller is whoever started the process, with a plain key's rights (writes with FHIR_WRITE_TOOLS=true).

@@ -106,4 +106,6 @@ async function main(): Promise<void> {
   process.once('SIGTERM', () => stop('SIGTERM'));
 }
 
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) await main();
+// Not awaited at the top level: a module with top-level await cannot be require()d, and the package entry imports
+// this one (CommonJS consumers on Node 20.19+ and 22.12+ load the package with require()).
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) void main();

@@ -93,7 +93,7 @@ describe('loader CLI', () => {
     const stderr = capture();
     const deps = { env: {}, stdout: stdout.stream, stderr: stderr.stream, createClient: () => running.client };
     expect(await runLoaderCli(['--help'], deps)).toBe(0);
-    expect(stdout.out.join('')).toMatch(/Usage: npm run load -- \[options\]/);
+    expect(stdout.out.join('')).toMatch(/Usage: fhir-agent-gateway load \[options\]/);
     expect(await runLoaderCli(['--concurrency', 'lots', 'x'], deps)).toBe(2);
     expect(stderr.out.join('')).toMatch(/error: .*concurrency/s);
   });
@@ -123,7 +123,7 @@ describe('loader CLI', () => {
     const deps = { env: { FHIR_BASE_URL: baseUrl }, stdout: stdout.stream, stderr: stderr.stream, createClient: () => running.client };
     expect(await runLoaderCli(['--no-progress', fhirDir], deps)).toBe(1);
     expect(stderr.out.join('')).toBe(
-      `error: no FHIR server reachable at ${baseUrl} (connection refused (ECONNREFUSED)): start one (npm start serves one at http://127.0.0.1:8080/fhir) or pass --fhir-base-url\n`,
+      `error: no FHIR server reachable at ${baseUrl} (connection refused (ECONNREFUSED)): start one (fhir-agent-gateway serve serves one at http://127.0.0.1:8080/fhir) or pass --fhir-base-url\n`,
     );
     expect(stdout.out).toEqual([]);
     // A write that gets no answer says so, not "HTTP 502".

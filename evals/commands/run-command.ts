@@ -98,7 +98,7 @@ export async function runCommand(args: RunArgs, io: RunIo): Promise<number> {
   const fhirAuthHeader = args.fhirAuthHeader ?? io.env.FHIR_AUTH_HEADER ?? (gatewayKey ? `Bearer ${gatewayKey}` : undefined);
   const headers = fhirAuthHeader ? { authorization: fhirAuthHeader } : undefined;
   if (args.ehr && fhirBaseUrl) {
-    throw new UsageError('--ehr seeds the embedded FHIR server; load an external one with npm run load -- --fhir-base-url URL DIR');
+    throw new UsageError('--ehr seeds the embedded FHIR server; load an external one with fhir-agent-gateway load --fhir-base-url URL DIR');
   }
   await preflight(args, io, fhirBaseUrl, headers);
   let ehrSha256: string | null = null;

@@ -32,7 +32,7 @@ export async function checkServer(o: CheckServerOptions): Promise<string | undef
   try {
     metadata = await fetchFn(`${base}/metadata`, { headers: { accept: 'application/fhir+json', ...o.headers }, signal: signal() });
   } catch (error) {
-    return `no FHIR server reachable at ${base} (${describeNetworkFailure(error)}): start one (npm start serves one at http://127.0.0.1:8080/fhir) or pass --fhir-base-url`;
+    return `no FHIR server reachable at ${base} (${describeNetworkFailure(error)}): start one (fhir-agent-gateway serve serves one at http://127.0.0.1:8080/fhir) or pass --fhir-base-url`;
   }
   if (!metadata.ok) {
     const why = await outcomeText(metadata);

@@ -13,7 +13,7 @@ const MAX_ERRORS_PRINTED = 50;
 
 const USAGE = `Load FHIR R4 data into a FHIR server (the embedded one, HAPI, or any other).
 
-Usage: npm run load -- [options] <files or directories...>
+Usage: fhir-agent-gateway load [options] <files or directories...>   (in a checkout: npm run load -- …)
 
 Inputs: Bundle JSON (transaction, batch, collection; .json or .json.gz), bulk-data NDJSON
 (.ndjson, .ndjson.gz, .jsonl), and directories (searched recursively). Synthea output loads as is:
