@@ -16,6 +16,8 @@ export { defaultScorers } from './default-scorers.ts';
 export { answerScorer, fhirActionScorer, trajectoryScorer } from './scorers/builtin-scorers.ts';
 export { modelGradedScorer } from './scorers/model-graded-scorer.ts';
 export { medAgentBenchScorer } from './scorers/medagentbench-scorer.ts';
+export { refsolScorer, type RefsolScorerOptions } from './scorers/refsol-scorer.ts';
+export { gradeRefsol, type RefsolRun, type RefsolVerdict } from './medagentbench/refsol-grader.ts';
 export { modelSolver } from './solvers/model-solver.ts';
 export { referenceSolver } from './solvers/reference-solver.ts';
 export { replaySolver } from './solvers/replay-solver.ts';
