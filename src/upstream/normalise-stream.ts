@@ -9,7 +9,7 @@ import { readSseBatches } from './read-sse-batches.ts';
 import { createThinkSplitter, type TextPiece } from './think-splitter.ts';
 import { UpstreamError } from './upstream-error.ts';
 import { isRealReasoning, upstreamNotes } from './upstream-notes.ts';
-import { normaliseFinishReason, wireChunkSchema, type WireToolCall } from './upstream-wire.ts';
+import { isWireChunk, normaliseFinishReason, type WireToolCall } from './upstream-wire.ts';
 
 interface PendingCall {
   id?: string;
@@ -113,12 +113,11 @@ async function* normaliseBatches(o: NormaliseStreamOptions): AsyncGenerator<Upst
     } catch {
       throw new UpstreamError('upstream sent a malformed stream chunk', { statusCode: 502, responseBody: data.slice(0, 200) });
     }
-    const chunk = wireChunkSchema.safeParse(json);
-    if (!chunk.success) throw new UpstreamError('upstream sent an unexpected stream chunk', { statusCode: 502 });
-    if (chunk.data.error) throw new UpstreamError(`upstream stream error: ${chunk.data.error.message ?? 'unknown'}`, { statusCode: 502 });
-    if (chunk.data.usage) usage = dialect.transformUsage(chunk.data.usage);
+    if (!isWireChunk(json)) throw new UpstreamError('upstream sent an unexpected stream chunk', { statusCode: 502 });
+    if (json.error) throw new UpstreamError(`upstream stream error: ${json.error.message ?? 'unknown'}`, { statusCode: 502 });
+    if (json.usage) usage = dialect.transformUsage(json.usage);
     let choice;
-    for (const c of chunk.data.choices ?? []) if ((c.index ?? 0) === 0) choice = c;
+    for (const c of json.choices ?? []) if ((c.index ?? 0) === 0) choice = c;
     if (!choice) return false;
     const d = choice.delta;
     if (d) {

@@ -2,6 +2,7 @@
 // and `passthrough` keeps extras. Reasoning may come as `reasoning_content`, `reasoning`, or inline <think> tags.
 // Parsing is the same for every dialect (a mis-detected server still parses); what differs lives in ./dialects.
 import { z } from 'zod';
+import { compileZodValidator } from '../shared/compile-zod-validator.ts';
 import type { FinishReason } from './model-upstream.ts';
 
 const wireToolCall = z.object({
@@ -39,6 +40,13 @@ export const wireChunkSchema = z.object({
   usage: wireUsage,
   error: z.object({ message: z.string().optional() }).passthrough().nullish(),
 });
+
+// Compiled once: checked on every reply and on every stream chunk (hundreds per stream). Issue 30, gateway bench on
+// the compiled build: see docs/benchmarks.md ("compiled upstream validation") for what it buys over safeParse.
+/** A non-streamed reply of the shape the gateway reads (the value itself is the parsed reply). */
+export const isWireCompletion = compileZodValidator(wireCompletionSchema);
+/** One stream chunk of the shape the gateway reads. */
+export const isWireChunk = compileZodValidator(wireChunkSchema);
 
 export type WireToolCall = z.infer<typeof wireToolCall>;
 /** The usage block as an upstream sent it (each dialect reads it: transformUsage); CompletionUsage is what we send. */
