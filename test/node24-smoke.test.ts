@@ -1,0 +1,158 @@
+// The smoke suite on Node 24, the current LTS line (the machine's own Node is 20): the package is built by Node 24
+// from a copy of the source, packed, installed into a consumer project by npm running on Node 24, then served by Node
+// 24 — health, a FHIR search on the seeded sandbox, a chat completion against a scripted model over loopback HTTP, and
+// the tools entry imported. Node 24 comes from the npm registry's `node` package (a real binary), cached under
+// node_modules/.cache; the suite skips, saying why, only when it cannot be fetched.
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { cp, mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startFakeUpstream, type FakeUpstream } from './support/fake-upstream.ts';
+import { freePort } from './support/free-port.ts';
+import { completionReply } from './support/upstream-replies.ts';
+
+const run = promisify(execFile);
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const CACHE = path.join(ROOT, 'node_modules/.cache/node24');
+const NODE24 = path.join(CACHE, 'node_modules/node/bin/node');
+/** npm's own CLI script, run by Node 24 (the `npm` on PATH is a launcher for the machine's node). */
+const NPM_CLI = '/usr/lib/node_modules/npm/bin/npm-cli.js';
+
+async function ensureNode24(): Promise<string | undefined> {
+  if (existsSync(NODE24)) return undefined;
+  await mkdir(CACHE, { recursive: true });
+  await writeFile(path.join(CACHE, 'package.json'), JSON.stringify({ private: true }));
+  const why = await run('npm', ['install', '--no-save', '--no-audit', '--no-fund', 'node@24'], { cwd: CACHE, timeout: 120_000 }).then(
+    () => undefined,
+    (e: Error) => e.message.split('\n')[0],
+  );
+  return existsSync(NODE24) ? undefined : `node@24 could not be installed from the npm registry (${why ?? 'no binary'})`;
+}
+
+const skipWhy = await ensureNode24();
+if (skipWhy) process.stdout.write(`node24-smoke: skipped: ${skipWhy}\n`);
+
+let work: string;
+let consumer: string;
+let model: FakeUpstream;
+/** Node 24 first on PATH, so npm's scripts and `#!/usr/bin/env node` bins run on it too. */
+const env24 = () => ({
+  ...process.env,
+  PATH: `${path.dirname(NODE24)}:${process.env.PATH}`,
+  npm_config_fund: 'false',
+  npm_config_audit: 'false',
+});
+
+beforeAll(async () => {
+  if (skipWhy) return;
+  work = await mkdtemp(path.join(tmpdir(), 'fag-node24-'));
+  const source = path.join(work, 'source');
+  consumer = path.join(work, 'consumer');
+  await mkdir(consumer);
+  for (const entry of [
+    'src',
+    'tools',
+    'evals',
+    'fixtures',
+    'scripts',
+    'bin',
+    'package.json',
+    'tsconfig.json',
+    'tsconfig.build.json',
+    'README.md',
+    'LICENSE',
+  ])
+    await cp(path.join(ROOT, entry), path.join(source, entry), { recursive: true, filter: (f) => !f.endsWith('.test.ts') });
+  await symlink(path.join(ROOT, 'node_modules'), path.join(source, 'node_modules'));
+  // The build, by Node 24 (scripts/build.mjs runs tsc with the node that runs it).
+  await run(NODE24, ['scripts/build.mjs'], { cwd: source, env: env24(), maxBuffer: 16 << 20 });
+  const { stdout } = await run(NODE24, [NPM_CLI, 'pack', '--ignore-scripts', '--json', '--pack-destination', consumer], {
+    cwd: source,
+    env: env24(),
+  });
+  const [packed] = JSON.parse(stdout) as { filename: string }[];
+  await writeFile(path.join(consumer, 'package.json'), JSON.stringify({ name: 'consumer24', private: true, type: 'module' }));
+  await run(NODE24, [NPM_CLI, 'install', '--prefer-offline', '--no-save', path.join(consumer, packed!.filename)], {
+    cwd: consumer,
+    env: env24(),
+    maxBuffer: 64 << 20,
+  });
+  model = await startFakeUpstream();
+}, 400_000);
+
+afterAll(async () => {
+  await model?.close();
+  if (work) await rm(work, { recursive: true, force: true });
+});
+
+describe.skipIf(Boolean(skipWhy))('the package on Node 24', () => {
+  const bin = () => path.join(consumer, 'node_modules/fhir-agent-gateway/bin/fhir-agent-gateway.js');
+
+  it('runs on Node 24 and answers --version', async () => {
+    const { stdout: version } = await run(NODE24, ['--version']);
+    expect(version).toMatch(/^v24\./);
+    const { stdout } = await run(NODE24, [bin(), '--version'], { cwd: consumer });
+    expect(stdout.trim()).toMatch(/^\d+\.\d+\.\d+/);
+  });
+
+  it('imports the tools entry and lists the built-in tools', async () => {
+    const script = `import { tools, toolsByName } from 'fhir-agent-gateway/tools';
+      console.log(JSON.stringify({ node: process.version, names: tools.map((t) => t.function.name), typed: Object.keys(toolsByName) }));`;
+    await writeFile(path.join(consumer, 'list-tools.mjs'), script);
+    const { stdout } = await run(NODE24, ['list-tools.mjs'], { cwd: consumer });
+    const { node, names, typed } = JSON.parse(stdout) as { node: string; names: string[]; typed: string[] };
+    expect(node).toMatch(/^v24\./);
+    expect(names).toContain('search_observations');
+    expect(typed).toEqual(expect.arrayContaining(names));
+  });
+
+  it('serves health, a FHIR search on the seeded sandbox and a chat completion', async () => {
+    const port = await freePort();
+    let child: ChildProcess | undefined;
+    let stderr = '';
+    try {
+      child = spawn(NODE24, [bin(), 'serve'], {
+        cwd: consumer,
+        env: {
+          ...env24(),
+          PORT: String(port),
+          LOG_LEVEL: 'warn',
+          UPSTREAM_BASE_URL: model.baseUrl,
+          UPSTREAM_MODEL: 'm',
+          UPSTREAM_FLAVOUR: 'vllm',
+        },
+        stdio: ['ignore', 'ignore', 'pipe'],
+      });
+      child.stderr!.on('data', (d) => (stderr += d));
+      const base = `http://127.0.0.1:${port}`;
+      const deadline = Date.now() + 100_000;
+      let healthy = false;
+      while (!healthy && Date.now() < deadline && child.exitCode === null) {
+        healthy = await fetch(`${base}/health`).then(
+          (r) => r.ok,
+          () => false,
+        );
+        if (!healthy) await new Promise((r) => setTimeout(r, 200));
+      }
+      expect(healthy, stderr).toBe(true);
+      const bundle = (await fetch(`${base}/fhir/Patient?_count=2`).then((r) => r.json())) as { resourceType: string; entry?: unknown[] };
+      expect(bundle.resourceType).toBe('Bundle');
+      expect(bundle.entry?.length).toBe(2);
+      model.enqueue(completionReply({ content: 'hello from node 24' }));
+      const res = await fetch(`${base}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'fhir-agent/clinical-reasoner', messages: [{ role: 'user', content: 'hi' }] }),
+      });
+      const body = (await res.json()) as { choices: { message: { content: string } }[] };
+      expect(res.status, JSON.stringify(body)).toBe(200);
+      expect(body.choices[0]!.message.content).toBe('hello from node 24');
+    } finally {
+      child?.kill('SIGTERM');
+    }
+  }, 120_000);
+});
