@@ -117,10 +117,12 @@ afterAll(async () => {
 });
 
 describe('the packed package', () => {
-  it('ships only dist/ and bin/ (no tests, scripts or fixtures generators), and installs in at most 200 MB', async () => {
+  it('ships only dist/, bin/ and docs/ (no tests, scripts or fixtures generators), and installs in at most 200 MB', async () => {
     const { stdout } = await run('tar', ['-tzf', tarball.file]);
     const names = stdout.trim().split('\n');
-    expect(names.filter((n) => !/^package\/(dist\/|bin\/|package\.json$|README\.md$|LICENSE)/.test(n))).toEqual([]);
+    expect(names.filter((n) => !/^package\/(dist\/|bin\/|docs\/[\w-]+\.md$|package\.json$|README\.md$|LICENSE)/.test(n))).toEqual([]);
+    // The README's links into docs/ resolve in the installed package.
+    expect(existsSync(path.join(project, 'node_modules/fhir-agent-gateway/docs/tools.md'))).toBe(true);
     expect(names.filter((n) => /\.test\.|\/test\/|\.ts$/.test(n) && !n.endsWith('.d.ts'))).toEqual([]);
     const installed = await duBytes(path.join(project, 'node_modules'));
     process.stdout.write(
