@@ -4,6 +4,7 @@ import type { Bundle } from '@medplum/fhirtypes';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../config.ts';
 import type { FhirClient } from '../fhir-client/fhir-client.ts';
+import { createInProcessFhirClient } from '../fhir-client/in-process-fhir-client.ts';
 import { createMedplumFhirClient } from '../fhir-client/medplum-fhir-client.ts';
 import { createEmbeddedFhirServer, type EmbeddedFhirServer } from '../fhir-server/embedded-fhir-server.ts';
 
@@ -41,6 +42,7 @@ export async function createFhirBackend(
     await fhirServer.loadBundles(await o.seed());
     logger.info({ resources: fhirServer.count(), ms: Math.round(performance.now() - started) }, 'embedded FHIR server seeded');
   }
-  const fhir = createMedplumFhirClient({ baseUrl: fhirServer.baseUrl, fetch: fhirServer.fetch, retries: 0 });
+  // Objects both ways, in process: no URL to encode and decode, no JSON to write and parse (issue 30).
+  const fhir = createInProcessFhirClient({ baseUrl: fhirServer.baseUrl, exchange: fhirServer.exchange });
   return { fhir, fhirServer };
 }

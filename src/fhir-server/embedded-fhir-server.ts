@@ -6,7 +6,7 @@ import { allOk, badRequest, getStatus, isOk, normalizeOperationOutcome, notFound
 import { FhirRouter, Router, type HttpMethod } from '@medplum/fhir-router';
 import type { Bundle, OperationOutcome, Resource } from '@medplum/fhirtypes';
 import { applyBulkPut, readBulkPut, validateBulkPut, type BulkPut } from './bulk-put.ts';
-import { parseFhirRequestTarget, type FhirRequestTarget } from './fhir-request-target.ts';
+import { fhirRequestTarget, parseFhirRequestTarget, type FhirRequestTarget } from './fhir-request-target.ts';
 import { withDiagnostics } from '../fhir/with-diagnostics.ts';
 import { buildCapabilityStatement } from './capability-statement.ts';
 import { ensureFhirTypes, isFhirResourceType } from '../fhir/fhir-definitions.ts';
@@ -43,11 +43,20 @@ export interface EmbeddedFhirResponse {
   json?: string[];
 }
 
+/** A request as objects (the tools' in-process client): decoded path segments and query pairs, a parsed body. */
+export interface EmbeddedFhirCall extends Omit<EmbeddedFhirRequest, 'url' | 'ownsBody'> {
+  /** Below the FHIR base, e.g. `['Observation']`, `['Patient', 'p1']`; none for the base (batch, transaction). */
+  segments: string[];
+  pairs?: Array<[string, string]>;
+}
+
 export interface EmbeddedFhirServer {
   baseUrl: string;
   handle(req: EmbeddedFhirRequest): Promise<EmbeddedFhirResponse>;
   /** In-process fetch for absolute URLs under baseUrl; no network. */
   fetch: typeof fetch;
+  /** As handle(), with nothing encoded or serialised either way: the body answered is the server's own objects. */
+  exchange(call: EmbeddedFhirCall): Promise<EmbeddedFhirResponse>;
   /**
    * Fast bulk seed (transaction, batch or collection bundles; source ids kept; not validated). An async iterable
    * is read one bundle at a time, so each can be dropped before the next is read.
@@ -207,12 +216,13 @@ function createServer(store: ResourceStore, opts: Required<EmbeddedFhirServerOpt
     return { status: 400, body, headers: responseHeaders(400, body, opts.baseUrl) };
   }
 
-  async function handle(raw: EmbeddedFhirRequest): Promise<EmbeddedFhirResponse> {
+  /** One request, its target read already: queued behind earlier writes if it writes. */
+  async function serve(raw: Omit<EmbeddedFhirRequest, 'url'>, readTarget: () => FhirRequestTarget): Promise<EmbeddedFhirResponse> {
     // One reading of the target: the repository runs its canonical form, and the caller decided on the same.
     let req: EmbeddedFhirRequest;
     let target: FhirRequestTarget;
     try {
-      target = parseFhirRequestTarget(raw.url);
+      target = readTarget();
       ensureRequestDefinitions(target, raw.body);
       req = { ...raw, url: target.url };
     } catch (err) {
@@ -233,11 +243,18 @@ function createServer(store: ResourceStore, opts: Required<EmbeddedFhirServerOpt
         return { status, body, headers: responseHeaders(status, body, opts.baseUrl) };
       }
     };
-    if (!WRITE_METHODS.has(req.method.toUpperCase())) return sized(await run());
+    if (!WRITE_METHODS.has(req.method.toUpperCase())) return run();
     const result = writeTail.then(run, run);
     writeTail = result;
-    return sized(await result);
+    return result;
   }
+
+  const handle = async (raw: EmbeddedFhirRequest) => sized(await serve(raw, () => parseFhirRequestTarget(raw.url)));
+
+  // The answer as objects: stored resources are frozen, so they are handed over as they are, never copied, and
+  // a page is bounded by maxPageSize rather than by serialising it against FHIR_MAX_RESPONSE_BYTES.
+  const exchange = (call: EmbeddedFhirCall) =>
+    serve({ ...call, ownsBody: false }, () => fhirRequestTarget(call.segments, call.pairs ?? []));
 
   const inProcessFetch = (async (input: RequestInfo | URL, init?: RequestInit) => {
     const request = new Request(input, init);
@@ -274,6 +291,7 @@ function createServer(store: ResourceStore, opts: Required<EmbeddedFhirServerOpt
     baseUrl: opts.baseUrl,
     handle,
     fetch: inProcessFetch,
+    exchange,
     async loadBundles(bundles) {
       const loader = createBundleLoader(store, { now: opts.now, generateId: opts.generateId });
       for await (const bundle of bundles) loader.add(bundle);

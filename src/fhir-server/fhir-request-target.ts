@@ -32,18 +32,25 @@ export function parseFhirRequestTarget(target: string): FhirRequestTarget {
     path === ''
       ? []
       : path.split('/').map((raw) => {
-          let segment: string;
           try {
-            segment = decodeURIComponent(raw);
+            return decodeURIComponent(raw);
           } catch {
             refuse('The FHIR request path has a malformed percent escape');
           }
-          if (!SEGMENT.test(segment) || segment === '.' || segment === '..') {
-            refuse(`'${raw.slice(0, 80)}' is not a FHIR path segment (empty, a dot segment, or characters outside FHIR ids)`);
-          }
-          return segment;
         });
-  const pairs = [...new URLSearchParams(q < 0 ? '' : target.slice(q + 1))];
+  return fhirRequestTarget(segments, [...new URLSearchParams(q < 0 ? '' : target.slice(q + 1))]);
+}
+
+/**
+ * A target given as decoded segments and pairs (the in-process client's requests), held to the same grammar as
+ * a parsed one: nothing is encoded to be decoded again. Throws a 400 OperationOutcomeError likewise.
+ */
+export function fhirRequestTarget(segments: string[], pairs: Array<[string, string]>): FhirRequestTarget {
+  for (const segment of segments) {
+    if (!SEGMENT.test(segment) || segment === '.' || segment === '..') {
+      refuse(`'${segment.slice(0, 80)}' is not a FHIR path segment (empty, a dot segment, or characters outside FHIR ids)`);
+    }
+  }
   for (const [name] of pairs) {
     if (!PARAM_NAME.test(name)) refuse(`'${name.slice(0, 80)}' is not a search parameter name`);
   }

@@ -1,0 +1,175 @@
+// FhirClient over a server in this process (the embedded one): each request goes over as objects (path segments,
+// query pairs, a parsed body) and the answer comes back as the server's own objects. No URL is encoded to be
+// decoded again, no JSON written to be parsed again, no Request or Response built: the HTTP client
+// (medplum-fhir-client.ts) stays for servers across a network, HAPI and the parity suites.
+import { badRequest, operationOutcomeToString, serverError } from '@medplum/core';
+import type { Bundle, CapabilityStatement, OperationOutcome, Resource } from '@medplum/fhirtypes';
+import { assertResourceId, assertResourceType, encodeSearchParams } from './assert-url-parts.ts';
+import {
+  FhirError,
+  type CreateOptions,
+  type FhirCallOptions,
+  type FhirClient,
+  type FhirRequestTrace,
+  type SearchOptions,
+  type SearchParams,
+  type SearchResult,
+} from './fhir-client.ts';
+
+/** One request as the in-process server takes it. */
+export interface InProcessCall {
+  method: FhirRequestTrace['method'];
+  /** Decoded path segments below the FHIR base. */
+  segments: string[];
+  /** Decoded query pairs, in order. */
+  pairs?: Array<[string, string]>;
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+export interface InProcessFhirClientOptions {
+  baseUrl: string;
+  /** The server's object interface (EmbeddedFhirServer.exchange). */
+  exchange: (call: InProcessCall) => Promise<{ status: number; body: unknown }>;
+  /** Default cap on resources collected by one search. Default 200. */
+  maxResults?: number;
+  /** Monotonic milliseconds, for trace durations. */
+  clock?: () => number;
+}
+
+const MAX_PAGES = 1000;
+
+/** The server answered something unusable: a 502 in the gateway's words, as the HTTP client gives it. */
+function badGateway(message: string): FhirError {
+  return new FhirError(message, 502, serverError(new Error(message)));
+}
+
+function isResourceOf(value: unknown, resourceType: string): value is Resource {
+  return typeof value === 'object' && value !== null && (value as Resource).resourceType === resourceType;
+}
+
+export function createInProcessFhirClient(opts: InProcessFhirClientOptions): FhirClient {
+  const baseUrl = opts.baseUrl.replace(/\/+$/, '');
+  const base = new URL(baseUrl);
+  const basePath = base.pathname.replace(/\/+$/, '');
+  const defaultMax = opts.maxResults ?? 200;
+  const clock = opts.clock ?? (() => performance.now());
+
+  /** The URL a trace names (and what `startAt` and paging links are): only spelled out when someone reads it. */
+  const urlOf = (call: InProcessCall) =>
+    `${baseUrl}/${call.segments.map(encodeURIComponent).join('/')}${call.pairs?.length ? `?${new URLSearchParams(call.pairs)}` : ''}`;
+
+  async function send<T>(call: InProcessCall, options: FhirCallOptions | undefined): Promise<T> {
+    const signal = options?.signal;
+    if (signal?.aborted) throw signal.reason instanceof Error ? signal.reason : new DOMException('Aborted', 'AbortError');
+    const started = clock();
+    const { status, body } = await opts.exchange(call);
+    options?.onTrace?.({ method: call.method, url: urlOf(call), status, duration_ms: Math.round(clock() - started) });
+    if (status >= 400) {
+      const outcome = isResourceOf(body, 'OperationOutcome') ? (body as OperationOutcome) : undefined;
+      throw new FhirError(outcome ? operationOutcomeToString(outcome) : `HTTP ${status}`, status, outcome);
+    }
+    return body as T;
+  }
+
+  /** A page link of this server's FHIR base as a call; a link elsewhere is refused, as the HTTP client refuses it. */
+  function pageCall(link: string, what: string): InProcessCall {
+    const url = new URL(link, `${baseUrl}/`);
+    const inBase = url.origin === base.origin && (url.pathname === basePath || url.pathname.startsWith(`${basePath}/`));
+    if (!inBase) throw badGateway(`Refusing a ${what} outside the FHIR base: ${url.origin}${url.pathname}`);
+    let segments: string[];
+    try {
+      segments = url.pathname.slice(basePath.length).split('/').filter(Boolean).map(decodeURIComponent);
+    } catch {
+      throw new FhirError(`A ${what} with a malformed percent escape`, 400, badRequest(`A ${what} with a malformed percent escape`));
+    }
+    return { method: 'GET', segments, pairs: [...url.searchParams] };
+  }
+
+  async function readResource<T extends Resource>(resourceType: string, id: string, options?: FhirCallOptions): Promise<T> {
+    assertResourceType(resourceType);
+    assertResourceId(id);
+    const found = await send<unknown>({ method: 'GET', segments: [resourceType, id] }, options);
+    if (!isResourceOf(found, resourceType)) throw badGateway(`Expected a ${resourceType} from the FHIR server`);
+    return found as T;
+  }
+
+  async function searchResources<T extends Resource>(
+    resourceType: string,
+    params: SearchParams,
+    options?: SearchOptions,
+  ): Promise<SearchResult<T>> {
+    assertResourceType(resourceType);
+    const max = options?.maxResults ?? defaultMax;
+    let call: InProcessCall | undefined = options?.startAt
+      ? pageCall(options.startAt, 'search page')
+      : { method: 'GET', segments: [resourceType], pairs: [...encodeSearchParams(params)] };
+    const resources: T[] = [];
+    const included = new Map<string, Resource>();
+    const pageStarts: Array<{ url: string; index: number }> = [];
+    const seen = new Set<string>();
+    let total: number | undefined;
+    let pages = 0;
+    let truncated = false;
+    while (call) {
+      const url = urlOf(call);
+      if (seen.has(url) || pages >= MAX_PAGES)
+        throw badGateway('Paging loop: a next link leads back to a page already read, or past 1000 pages');
+      seen.add(url);
+      const bundle: unknown = await send<unknown>(call, options);
+      if (!isResourceOf(bundle, 'Bundle')) throw badGateway('Expected a Bundle from a FHIR search');
+      pages++;
+      pageStarts.push({ url, index: resources.length });
+      if (pages === 1 && typeof (bundle as Bundle).total === 'number') total = (bundle as Bundle).total;
+      for (const entry of (bundle as Bundle).entry ?? []) {
+        if (!entry.resource || entry.search?.mode === 'outcome' || entry.resource.resourceType === 'OperationOutcome') continue;
+        if (entry.search?.mode === 'include') included.set(`${entry.resource.resourceType}/${entry.resource.id}`, entry.resource);
+        else resources.push(entry.resource as T);
+      }
+      const next = (bundle as Bundle).link?.find((l) => l.relation === 'next')?.url;
+      call = next ? pageCall(next, 'next-page link') : undefined;
+      if (resources.length >= max) {
+        truncated = resources.length > max || call !== undefined;
+        if (call) pageStarts.push({ url: urlOf(call), index: resources.length });
+        break;
+      }
+    }
+    // From a later page the total counts matches before it too, so only the links say whether more remain.
+    if (total !== undefined && !options?.startAt && total > Math.min(resources.length, max)) truncated = true;
+    return {
+      resources: resources.slice(0, max),
+      total,
+      truncated,
+      pages,
+      pageStarts,
+      ...(included.size ? { included: [...included.values()] } : {}),
+    };
+  }
+
+  async function createResource<T extends Resource>(resource: T, options?: CreateOptions): Promise<T> {
+    assertResourceType(resource?.resourceType);
+    const headers: Record<string, string> = { prefer: 'return=representation' };
+    if (options?.ifNoneExist) headers['if-none-exist'] = options.ifNoneExist;
+    const created = await send<unknown>({ method: 'POST', segments: [resource.resourceType], body: resource, headers }, options);
+    if (isResourceOf(created, resource.resourceType) && (created as Resource).id) return created as T;
+    throw badGateway(`The FHIR server did not return the created ${resource.resourceType}`);
+  }
+
+  async function executeBatch(bundle: Bundle, options?: FhirCallOptions): Promise<Bundle> {
+    if (bundle?.resourceType !== 'Bundle' || (bundle.type !== 'batch' && bundle.type !== 'transaction')) {
+      const outcome = badRequest('Bundle.type must be batch or transaction', 'Bundle.type');
+      throw new FhirError('executeBatch needs a batch or transaction Bundle', 400, outcome);
+    }
+    const answer = await send<unknown>({ method: 'POST', segments: [], body: bundle }, options);
+    if (!isResourceOf(answer, 'Bundle')) throw badGateway('Expected a Bundle in reply to a batch');
+    return answer as Bundle;
+  }
+
+  async function readCapabilityStatement(options?: FhirCallOptions): Promise<CapabilityStatement> {
+    const statement = await send<unknown>({ method: 'GET', segments: ['metadata'] }, options);
+    if (!isResourceOf(statement, 'CapabilityStatement')) throw badGateway('Expected a CapabilityStatement from GET /metadata');
+    return statement as CapabilityStatement;
+  }
+
+  return { baseUrl, readResource, searchResources, createResource, executeBatch, readCapabilityStatement };
+}
