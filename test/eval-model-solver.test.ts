@@ -83,10 +83,13 @@ describe('model solver', () => {
       cachedTokens: 40,
       reasoningTokens: 4,
     });
-    // allowedTools filters what is offered; finish is always there.
-    expect(ep.bodies[0].tools.map((t: any) => t.function.name)).toEqual(['search_observations', 'finish']);
-    // The tool results went back to the model as tool messages.
-    expect(ep.bodies[1].messages.filter((m: any) => m.role === 'tool')).toHaveLength(2);
+    // allowedTools filters what is offered; finish is always there, first, as the served loop puts a client's tools.
+    expect(ep.bodies[0].tools.map((t: any) => t.function.name)).toEqual(['finish', 'search_observations']);
+    // The tool results went back to the model as tool messages, in the gateway's served form (the whole ToolResult).
+    expect(ep.bodies[1].messages.filter((m: any) => m.role === 'tool').map((m: any) => JSON.parse(m.content))).toEqual([
+      { ok: true, content: { observations: [{ value: 3.1 }] } },
+      { ok: false, error: { code: 'unknown_tool', message: 'tool order_medication is not available' } },
+    ]);
   });
 
   it('accepts FINISH([...]) text and reports malformed answers as no answer', async () => {

@@ -36,7 +36,8 @@ import { judgeLabelOf, summarizeAgentBench } from '../fhir-agentbench/agentbench
 import { createMedplumFhirClient } from '../../src/fhir-client/medplum-fhir-client.ts';
 import { loadSyntheticEhrBundles } from '../../fixtures/synthetic-ehr.ts';
 import { readEhrBundles } from '../../src/fhir-loader/read-ehr-bundles.ts';
-import { executeTool, openAiToolDefinitions } from '../../tools/index.ts';
+import { serverToolsFor } from '../../tools/index.ts';
+import { loadConfig } from '../../src/config.ts';
 
 export const BUILTIN_SUITE = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'suites', 'builtin.jsonl');
 
@@ -301,7 +302,11 @@ async function makeSolver(args: RunArgs, io: RunIo): Promise<Solver> {
     temperature: args.temperature,
     maxTokens: args.maxTokens,
     seed: args.seed,
-    tools: args.mode === 'client-tools' ? { definitions: openAiToolDefinitions, execute: executeTool } : undefined,
+    // The tools as the gateway serves them, each result held to the same TOOL_RESULT_MAX_TOKENS.
+    tools:
+      args.mode === 'client-tools'
+        ? serverToolsFor({ resultMaxTokens: loadConfig({ TOOL_RESULT_MAX_TOKENS: io.env.TOOL_RESULT_MAX_TOKENS }).TOOL_RESULT_MAX_TOKENS })
+        : undefined,
   });
 }
 

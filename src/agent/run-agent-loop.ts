@@ -48,6 +48,8 @@ export interface AgentLoopOptions {
 export interface AgentLoopResult {
   completion: UpstreamCompletion;
   trace: AgentTrace;
+  /** The conversation the last step was sent: the history, then each executed step's server calls and results. */
+  messages: ChatMessage[];
 }
 
 /** step → split calls → stop? → execute server calls → append → repeat. */
@@ -138,6 +140,7 @@ export async function runAgentLoop(o: AgentLoopOptions): Promise<AgentLoopResult
   const jsonMode = isJsonMode(o.params.responseFormat);
   return {
     trace,
+    messages,
     completion: {
       // JSON mode: the answer must parse, so only the final step's content counts (partial when max_tokens cut it).
       content: jsonMode
