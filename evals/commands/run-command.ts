@@ -36,8 +36,10 @@ import { judgeLabelOf, summarizeAgentBench } from '../fhir-agentbench/agentbench
 import { createMedplumFhirClient } from '../../src/fhir-client/medplum-fhir-client.ts';
 import { loadSyntheticEhrBundles } from '../../fixtures/synthetic-ehr.ts';
 import { readEhrBundles } from '../../src/fhir-loader/read-ehr-bundles.ts';
-import { serverToolsFor } from '../../tools/index.ts';
+import { createToolCatalogue, serverToolsFor, ToolCatalogueError } from '../../tools/index.ts';
 import { loadConfig } from '../../src/config.ts';
+import type { ServerTools } from '../../src/agent/tool-contract.ts';
+import { loadToolsModule, ToolsModuleError } from '../../src/compose/load-tools-module.ts';
 
 export const BUILTIN_SUITE = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'suites', 'builtin.jsonl');
 
@@ -302,12 +304,22 @@ async function makeSolver(args: RunArgs, io: RunIo): Promise<Solver> {
     temperature: args.temperature,
     maxTokens: args.maxTokens,
     seed: args.seed,
-    // The tools as the gateway serves them, each result held to the same TOOL_RESULT_MAX_TOKENS.
-    tools:
-      args.mode === 'client-tools'
-        ? serverToolsFor({ resultMaxTokens: loadConfig({ TOOL_RESULT_MAX_TOKENS: io.env.TOOL_RESULT_MAX_TOKENS }).TOOL_RESULT_MAX_TOKENS })
-        : undefined,
+    // The tools as the gateway serves them (TOOLS_MODULE's too), each result held to the same TOOL_RESULT_MAX_TOKENS.
+    tools: args.mode === 'client-tools' ? await clientTools(io) : undefined,
   });
+}
+
+/** Issue 29: a deployment's own tools (TOOLS_MODULE) join the built-ins here as they do in the gateway. */
+async function clientTools(io: RunIo): Promise<ServerTools> {
+  const config = loadConfig({ TOOL_RESULT_MAX_TOKENS: io.env.TOOL_RESULT_MAX_TOKENS, TOOLS_MODULE: io.env.TOOLS_MODULE });
+  try {
+    const added = config.TOOLS_MODULE ? await loadToolsModule(config.TOOLS_MODULE, config) : [];
+    return serverToolsFor({ resultMaxTokens: config.TOOL_RESULT_MAX_TOKENS, catalogue: createToolCatalogue({ tools: added }) });
+  } catch (err) {
+    if (err instanceof ToolsModuleError) throw new UsageError(err.message);
+    if (err instanceof ToolCatalogueError) throw new UsageError(`TOOLS_MODULE ${config.TOOLS_MODULE}: ${err.message}`);
+    throw err;
+  }
 }
 
 /** Every endpoint the run will call answers (any HTTP status but 401/403), checked in parallel, in about 5 s at worst. */
