@@ -2,7 +2,7 @@
 // its repository (StoreRepository), over an indexed, forkable in-memory store. `handle` knows nothing about HTTP
 // frameworks; the fastify plugin and the in-process `fetch` are thin adapters over it.
 import { randomUUID } from 'node:crypto';
-import { allOk, badRequest, getStatus, isOk, normalizeOperationOutcome, notFound, serverError } from '@medplum/core';
+import { allOk, badRequest, getStatus, normalizeOperationOutcome, notFound, serverError } from '@medplum/core';
 import { FhirRouter, Router, type HttpMethod } from '@medplum/fhir-router';
 import type { Bundle, OperationOutcome, Resource } from '@medplum/fhirtypes';
 import { applyBulkPut, readBulkPut, validateBulkPut, type BulkPut } from './bulk-put.ts';
@@ -14,12 +14,12 @@ import { ensureRequestDefinitions } from './ensure-request-definitions.ts';
 import { createBundleLoader } from './load-bundles.ts';
 import type { RepositoryAccess } from './repository-access.ts';
 import { refuseRequest } from './request-guards.ts';
+import { addFullUrls, mendRouterAnswer } from './mend-router-answer.ts';
 import { ResourceStore } from './resource-store.ts';
 import { serializeFhirBody } from './serialize-fhir-body.ts';
 import { StoreRepository } from './store-repository.ts';
 import { typeSearchQuery } from './type-search-query.ts';
 import type { Verdicts } from './validation-pool.ts';
-import { withUpdateOutcomes } from './with-update-outcomes.ts';
 
 export interface EmbeddedFhirRequest {
   method: string;
@@ -126,20 +126,6 @@ type OwnRoute = (o: {
   baseUrl: string;
 }) => EmbeddedFhirResponse;
 
-/** Batch responses from Medplum carry no fullUrl; clients key on it. */
-function addFullUrls(bundle: Bundle, baseUrl: string): Bundle {
-  if (!bundle.entry || !/-response$/.test(bundle.type ?? '')) return bundle;
-  return {
-    ...bundle,
-    entry: bundle.entry.map((e) => {
-      const r = e.resource;
-      const fullUrl =
-        r?.id && r.resourceType !== 'Bundle' && r.resourceType !== 'OperationOutcome' ? `${baseUrl}/${r.resourceType}/${r.id}` : undefined;
-      return fullUrl ? { fullUrl, ...e } : e;
-    }),
-  };
-}
-
 function createServer(store: ResourceStore, opts: Required<EmbeddedFhirServerOptions>): EmbeddedFhirServer {
   const limits = { defaultPageSize: opts.defaultPageSize, maxPageSize: opts.maxPageSize };
   // Medplum's router as it ships: every interaction reaches the store through the repository.
@@ -187,11 +173,8 @@ function createServer(store: ResourceStore, opts: Required<EmbeddedFhirServerOpt
       },
       repository,
     );
-    const [outcome, resource] = withUpdateOutcomes(response, { method, body: req.body }, (r) => repository.updateOutcome(r));
-    const status = getStatus(outcome);
-    let body: Resource | OperationOutcome = resource && isOk(outcome) ? resource : outcome;
-    if (body.resourceType === 'Bundle') body = addFullUrls(body as Bundle, baseUrl);
-    if (status >= 500) body = serverError(new Error('Internal error in the embedded FHIR server'));
+    const updateOutcome = (r: Resource) => repository.updateOutcome(r);
+    const { status, body } = mendRouterAnswer(response, { method, requestBody: req.body, baseUrl, updateOutcome });
     return answer(status, body, baseUrl);
   }
 
