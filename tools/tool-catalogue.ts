@@ -5,8 +5,9 @@ import type { ExecuteToolFn } from '../src/agent/tool-contract.ts';
 import { toOpenAiTool, type OpenAiTool } from './openai-tool-definitions.ts';
 import { runTool, type ToolErrorReporter } from './run-tool.ts';
 import { toolFailure } from './tool-error-result.ts';
+import { DEFAULT_RESULT_MAX_TOKENS, estimateTokens } from './tool-result-budget.ts';
 import { toolRegistry } from './tool-registry.ts';
-import type { ToolDefinition } from './tool.ts';
+import type { ToolContext, ToolDefinition, ToolResult } from './tool.ts';
 import { writesDisabled } from './write-resource.ts';
 
 export interface ToolCatalogue {
@@ -38,6 +39,21 @@ function checked(tool: unknown, index: number): ToolDefinition {
   return t as ToolDefinition;
 }
 
+/**
+ * An added tool's result held to TOOL_RESULT_MAX_TOKENS as the built-in ones are (they page with continuations): one
+ * that does not fit is refused, not passed on to fill the model's context.
+ */
+function withinBudget(name: string, result: ToolResult, ctx: ToolContext): ToolResult {
+  if (!result.ok) return result;
+  const budget = ctx.resultMaxTokens ?? DEFAULT_RESULT_MAX_TOKENS;
+  const tokens = (ctx.countTokens ?? estimateTokens)(JSON.stringify(result.content) ?? '');
+  if (tokens <= budget) return result;
+  return toolFailure(
+    'internal_error',
+    `The result of ${name} (about ${tokens} tokens) is over the tool result budget of ${budget} tokens (TOOL_RESULT_MAX_TOKENS); this tool must page or trim its results`,
+  );
+}
+
 export function createToolCatalogue(opts: { tools?: readonly unknown[]; onError?: ToolErrorReporter } = {}): ToolCatalogue {
   const registry = new Map(toolRegistry);
   (opts.tools ?? []).forEach((given, i) => {
@@ -66,7 +82,8 @@ export function createToolCatalogue(opts: { tools?: readonly unknown[]; onError?
       } catch (err) {
         return toolFailure('invalid_arguments', `Arguments are not valid JSON: ${(err as Error).message}`);
       }
-      return runTool(tool, args, ctx, opts.onError);
+      const result = await runTool(tool, args, ctx, opts.onError);
+      return toolRegistry.has(name) ? result : withinBudget(name, result, ctx);
     },
   };
 }

@@ -1,0 +1,70 @@
+// The catalogue an added tool joins: checked like a built-in (schema, write gate), refused on a name clash or a
+// malformed definition, a throw reported with an id and kept from the caller, a result held to the token budget.
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { createToolCatalogue, ToolCatalogueError } from './tool-catalogue.ts';
+import { defineTool, type ToolContext } from './tool.ts';
+
+const ctx = { fhir: {} as ToolContext['fhir'], now: () => new Date(0), writesEnabled: false, callId: 'c1' } satisfies ToolContext;
+
+const echo = defineTool({
+  name: 'echo',
+  description: 'Echoes its text.',
+  inputSchema: z.object({ text: z.string().max(10_000), note: z.string().optional() }),
+  write: false,
+  execute: async ({ text }) => ({ ok: true, content: { text } }),
+});
+
+describe('createToolCatalogue', () => {
+  it('adds tools after the built-ins, offered and run like them', async () => {
+    const catalogue = createToolCatalogue({ tools: [echo] });
+    expect([...catalogue.registry.keys()].at(-1)).toBe('echo');
+    expect(catalogue.definitions({ writesEnabled: false }).map((d) => d.function.name)).toContain('echo');
+    expect(await catalogue.execute('echo', '{"text":"hi","note":null}', ctx)).toEqual({ ok: true, content: { text: 'hi' } });
+    expect(await catalogue.execute('echo', '{"txt":"hi"}', ctx)).toMatchObject({ ok: false, error: { code: 'invalid_arguments' } });
+  });
+
+  it('gates an added write tool like a built-in one', async () => {
+    const catalogue = createToolCatalogue({ tools: [{ ...echo, name: 'echo_write', write: true }] });
+    expect(catalogue.definitions({ writesEnabled: false }).map((d) => d.function.name)).not.toContain('echo_write');
+    expect(await catalogue.execute('echo_write', '{"text":"hi"}', ctx)).toMatchObject({ ok: false, error: { code: 'writes_disabled' } });
+  });
+
+  it('refuses a name already taken, or something that is not a tool, naming it', () => {
+    expect(() => createToolCatalogue({ tools: [{ ...echo, name: 'find_patients' }] })).toThrow(
+      new ToolCatalogueError('tool "find_patients" is already defined (a built-in tool)'),
+    );
+    expect(() => createToolCatalogue({ tools: [echo, echo] })).toThrow('tool "echo" is already defined');
+    expect(() => createToolCatalogue({ tools: [{ ...echo, inputSchema: { type: 'object' } }] })).toThrow(
+      'tool "echo": inputSchema must be a zod object',
+    );
+    expect(() => createToolCatalogue({ tools: [{ ...echo, name: 'has space' }] })).toThrow('name must match');
+  });
+
+  it('a tool that throws: internal_error with an id for the caller, the error itself to onError only', async () => {
+    const reported: Array<{ err: unknown; errorId: string }> = [];
+    const boom = defineTool({
+      ...echo,
+      name: 'boom',
+      execute: async () => {
+        throw new Error('secret sk-live-123 leaked');
+      },
+    });
+    const catalogue = createToolCatalogue({ tools: [boom], onError: (err, { errorId }) => reported.push({ err, errorId }) });
+    const result = await catalogue.execute('boom', '{"text":"x"}', ctx);
+    expect(result).toMatchObject({ ok: false, error: { code: 'internal_error', details: { error_id: reported[0]!.errorId } } });
+    expect(JSON.stringify(result)).not.toContain('sk-live');
+    expect((reported[0]!.err as Error).message).toBe('secret sk-live-123 leaked');
+  });
+
+  it("holds an added tool's result to the token budget", async () => {
+    const catalogue = createToolCatalogue({ tools: [echo] });
+    const big = JSON.stringify({ text: 'x'.repeat(3000) });
+    expect(await catalogue.execute('echo', big, { ...ctx, resultMaxTokens: 2000 })).toMatchObject({ ok: true });
+    const refused = await catalogue.execute('echo', big, { ...ctx, resultMaxTokens: 100 });
+    expect(refused).toMatchObject({
+      ok: false,
+      error: { code: 'internal_error', message: expect.stringContaining('TOOL_RESULT_MAX_TOKENS') },
+    });
+  });
+});
