@@ -247,7 +247,8 @@ export async function composeGateway(opts: ComposeGatewayOptions): Promise<Compo
   const mcpServerFor = mcpServerFactory({
     tools,
     callerTools: access.toolsFor,
-    outputSchemas: outputSchemasOf(catalogue.registry.values()),
+    // Injected tools (opts.tools) declare nothing: their results are not the catalogue's.
+    outputSchemas: opts.tools ? undefined : outputSchemasOf(catalogue.registry.values()),
   });
   const { fhirServer } = backend;
   let app: FastifyInstance;
