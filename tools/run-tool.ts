@@ -27,9 +27,11 @@ function dropNulls(schema: z.ZodType, value: unknown): unknown {
   const shape = schema.shape as Record<string, z.ZodType>;
   const out: Record<string, unknown> = {};
   for (const [key, v] of Object.entries(value)) {
-    const field = shape[key];
+    // Own fields only: a key such as "toString" or "__proto__" names no field (the schema then judges it).
+    const field = Object.hasOwn(shape, key) ? shape[key] : undefined;
     if (v === null && field && !field.safeParse(null).success) continue;
-    out[key] = field ? dropNulls(unwrap(field), v) : v;
+    if (key === '__proto__') Object.defineProperty(out, key, { value: v, enumerable: true, writable: true, configurable: true });
+    else out[key] = field ? dropNulls(unwrap(field), v) : v;
   }
   return out;
 }
