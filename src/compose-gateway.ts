@@ -205,12 +205,8 @@ export async function composeGateway(opts: ComposeGatewayOptions): Promise<Compo
     createChatAgent({
       upstream: model,
       serverTools: config.SERVER_TOOLS,
-      fhir: backend.fhir,
-      writesEnabled: config.FHIR_WRITE_TOOLS,
       limits: { maxSteps: config.AGENT_MAX_STEPS, maxToolCalls: config.AGENT_MAX_TOOL_CALLS, deadlineMs: config.AGENT_DEADLINE_MS },
-      executeTool: tools.execute,
-      toolDefinitions,
-      toolsFor: access.toolsForCaller,
+      sessionFor: access.toolSession,
       resultCache: shared?.toolResultCache,
     });
   const agent = loop && observed ? instrumentChat(loop, telemetry) : loop;
@@ -246,7 +242,7 @@ export async function composeGateway(opts: ComposeGatewayOptions): Promise<Compo
 
   const mcpServerFor = mcpServerFactory({
     tools,
-    callerTools: access.toolsFor,
+    toolSession: access.toolSession,
     // Injected tools (opts.tools) declare nothing: their results are not the catalogue's.
     outputSchemas: opts.tools ? undefined : outputSchemasOf(catalogue.registry.values()),
   });

@@ -2,6 +2,8 @@
 // embedded FHIR server. Each scenario runs non-streamed (create) and streamed (stream() + finalChatCompletion()).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createChatAgent } from '../src/agent/create-chat-agent.ts';
+import type { ServerTools } from '../src/agent/tool-contract.ts';
+import { createToolSession } from '../src/auth/create-tool-session.ts';
 import { createScriptedUpstream, toolCall } from '../src/agent/testing/scripted-upstream.ts';
 import type { FhirClient } from '../src/fhir-client/fhir-client.ts';
 import { generated, script, streamed, toolMessages, toolNames, wireUsage, type Collected } from './support/agent-kit.ts';
@@ -274,18 +276,19 @@ describe('tool execution concurrency (agent upstream, injected tools)', () => {
       { toolCalls: ['a', 'b', 'c'].map((id) => toolCall(id, 'probe', { id })) },
       { content: 'done' },
     ]);
-    const agent = createChatAgent({
-      upstream,
-      fhir: {} as FhirClient,
-      writesEnabled: false,
-      limits: { maxSteps: 4, maxToolCalls: 10, deadlineMs: 5000 },
-      toolDefinitions: [{ type: 'function', function: { name: 'probe', parameters: { type: 'object' } } }],
-      executeTool: async (_name, args) => {
+    const tools: ServerTools = {
+      definitions: () => [{ type: 'function', function: { name: 'probe', parameters: { type: 'object' } } }],
+      execute: async (_name, args) => {
         if (++started === 3) release();
         // Sequential execution would deadlock here and hit the timeout.
         await Promise.race([allStarted, new Promise((_, rej) => setTimeout(() => rej(new Error('not concurrent')), 2000))]);
         return { ok: true, content: JSON.parse(args) };
       },
+    };
+    const agent = createChatAgent({
+      upstream,
+      limits: { maxSteps: 4, maxToolCalls: 10, deadlineMs: 5000 },
+      sessionFor: () => createToolSession({ tools, fhir: {} as FhirClient, writesEnabled: false }),
     });
     const out = await agent.doGenerate({ messages: user('go'), maxTokens: 100, temperature: 0, thinking: { type: 'enabled', keep: null } });
     expect(out.content).toBe('done');

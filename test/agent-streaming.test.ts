@@ -6,6 +6,8 @@ import OpenAI, { APIUserAbortError } from 'openai';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createChatAgent } from '../src/agent/create-chat-agent.ts';
+import type { ServerTools } from '../src/agent/tool-contract.ts';
+import { createToolSession } from '../src/auth/create-tool-session.ts';
 import { buildApp } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';
 import type { FhirClient } from '../src/fhir-client/fhir-client.ts';
@@ -67,14 +69,9 @@ beforeAll(async () => {
     doGenerate: (p, o) => (upstreamCalls++, inner.doGenerate(p, o)),
     doStream: (p, o) => (upstreamCalls++, inner.doStream(p, o)),
   };
-  const upstream = createChatAgent({
-    upstream: counted,
-    fhir: {} as FhirClient,
-    writesEnabled: false,
-    limits: { maxSteps: 4, maxToolCalls: 8, deadlineMs: 10_000 },
-    keepaliveMs: 25,
-    toolDefinitions: [{ type: 'function', function: { name: 'slow_lookup', parameters: { type: 'object', properties: {} } } }],
-    executeTool: async (name, args, ctx) => {
+  const tools: ServerTools = {
+    definitions: () => [{ type: 'function', function: { name: 'slow_lookup', parameters: { type: 'object', properties: {} } } }],
+    execute: async (name, args, ctx) => {
       const run = tool;
       run.started.resolve();
       const aborted = new Promise<void>((resolve) =>
@@ -86,6 +83,12 @@ beforeAll(async () => {
         ? { ok: false, error: { code: 'aborted', message: 'aborted' } }
         : { ok: true, content: { name, args: JSON.parse(args || '{}') } };
     },
+  };
+  const upstream = createChatAgent({
+    upstream: counted,
+    limits: { maxSteps: 4, maxToolCalls: 8, deadlineMs: 10_000 },
+    keepaliveMs: 25,
+    sessionFor: () => createToolSession({ tools, fhir: {} as FhirClient, writesEnabled: false }),
   });
   const app = await buildApp({ config, agent: upstream, logger: pino({ level: 'silent' }) });
   const baseUrl = await app.listen({ port: 0, host: '127.0.0.1' });

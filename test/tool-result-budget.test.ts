@@ -117,7 +117,7 @@ describe('tool result budget', () => {
     let calls = 0;
     transferred = 0;
     for (;;) {
-      const page = await call(args, { resultMaxTokens: budget, callerScope: caller(calls) });
+      const page = await call(args, { resultMaxTokens: budget, callerId: caller(calls) });
       calls++;
       ids.push(...page.results.map((r) => r.id));
       if (!page.continuation) break;
@@ -142,8 +142,8 @@ describe('tool result budget', () => {
   }, 300_000);
 
   it("another caller's continuation keeps its arguments and nothing else: the first results again", async () => {
-    const first = await call({ patient: PATIENT, count: 50 }, { callerScope: 'k1' });
-    const again = await call({ patient: PATIENT, continuation: first.continuation }, { callerScope: 'k2' });
+    const first = await call({ patient: PATIENT, count: 50 }, { callerId: 'k1' });
+    const again = await call({ patient: PATIENT, continuation: first.continuation }, { callerId: 'k2' });
     expect(again.results.map((r) => r.id)).toEqual(newestFirst().slice(0, again.returned));
     expect(again.note).toMatch(/not one this gateway made for this caller/);
   });
@@ -157,7 +157,7 @@ describe('tool result budget', () => {
     for (const handle of [forged({}), forged({ seal: 'A'.repeat(43) })]) {
       requests = 0;
       transferred = 0;
-      const page = await call({ patient: PATIENT, continuation: handle }, { callerScope: 'k1' });
+      const page = await call({ patient: PATIENT, continuation: handle }, { callerId: 'k1' });
       expect(page.results.map((r) => r.id)).toEqual(newestFirst().slice(0, page.returned));
       expect(requests).toBe(1);
       expect(transferred).toBeLessThanOrEqual(100);
@@ -171,27 +171,27 @@ describe('tool result budget', () => {
     const result = await executeTool(
       'search_observations',
       JSON.stringify({ patient: PATIENT, continuation: deep }),
-      ctx({ callerScope: 'k1' }),
+      ctx({ callerId: 'k1' }),
     );
     expect(result).toMatchObject({ ok: false, error: { code: 'invalid_arguments', message: expect.stringMatching(/at most 1200/) } });
     expect(requests).toBe(0);
   });
 
   it('a forged cursor is not followed, and an expired one falls back to the arguments', async () => {
-    const first = await call({ patient: PATIENT, count: 50 }, { callerScope: 'k1' });
+    const first = await call({ patient: PATIENT, count: 50 }, { callerId: 'k1' });
     const handle = JSON.parse(Buffer.from(first.continuation!, 'base64url').toString('utf8'));
     expect(handle.cursor.url).toContain(`${base}/Observation`);
     // The seal kept, the URL changed to another patient's observations: the position is dropped, the arguments rule.
     const forgedUrl = `${base}/Observation?patient=someone-else&_count=50`;
     const forged = Buffer.from(JSON.stringify({ ...handle, cursor: { ...handle.cursor, url: forgedUrl } })).toString('base64url');
     const traces: string[] = [];
-    const next = await call({ patient: PATIENT, continuation: forged }, { callerScope: 'k1', onTrace: (t) => traces.push(t.url) });
+    const next = await call({ patient: PATIENT, continuation: forged }, { callerId: 'k1', onTrace: (t) => traces.push(t.url) });
     expect(traces).not.toContain(forgedUrl);
     expect(next.results.map((r) => r.id)).toEqual(newestFirst().slice(0, next.returned));
     // The server's paging cache is gone (410): the same page, searched from the arguments.
     expirePages = true;
     try {
-      const second = await call({ patient: PATIENT, continuation: next.continuation }, { callerScope: 'k1' });
+      const second = await call({ patient: PATIENT, continuation: next.continuation }, { callerId: 'k1' });
       expect(second.results.map((r) => r.id)).toEqual(newestFirst().slice(next.returned, next.returned + second.returned));
     } finally {
       expirePages = false;
@@ -212,7 +212,7 @@ describe('continuations under keys', () => {
   const audit = { record: async () => {} } as unknown as AuditTrail;
   const asKey = (access: KeyAccess) => ({
     fhir: createScopedFhirClient({ fhir, access, audit, tool: 'search_observations' }),
-    callerScope: access.id,
+    callerId: access.id,
   });
 
   it("another key cannot use a key's continuation: its scopes are checked on the arguments before anything is sent", async () => {

@@ -71,7 +71,7 @@ export function defineSearchTool<S extends z.ZodObject>(def: SearchToolDef<S>): 
       let cursor: SearchCursor | undefined;
       let restarted = false;
       if (input.continuation) {
-        const handle = decodeContinuation(input.continuation, def.name, ctx.callerScope);
+        const handle = decodeContinuation(input.continuation, def.name, ctx.callerId);
         const args = handle && def.inputSchema.safeParse(handle.args);
         if (!handle || !args?.success)
           return toolFailure('invalid_arguments', `"continuation" is not one ${def.name} returned; leave it out to start again`);
@@ -167,7 +167,7 @@ export function defineSearchTool<S extends z.ZodObject>(def: SearchToolDef<S>): 
             more || k < page.length
               ? encodeContinuation(
                   { tool: def.name, args: withoutContinuation(input), skip: skip + k, cursor: cursorAt(skip + k) },
-                  ctx.callerScope,
+                  ctx.callerId,
                 )
               : undefined;
           const left = k < page.length ? `${page.length - k} more of this page did not fit the ${budget}-token budget. ` : '';

@@ -1,6 +1,6 @@
 // Reference data of one FHIR server as one caller sees it (the Medication catalogue, Medications and Locations by
 // id, drug codes' names), kept across tool calls: each call gets a scoped client of its own, so a cache keyed on
-// the client never hit (issue 28). Keyed on the server's base URL and `callerScope` (the key and its grant, so
+// the client never hit (issue 28). Keyed on the server's base URL and `callerId` (the key and its grant, so
 // nothing crosses callers); used for REFERENCE_CACHE_TTL_MS, and dropped as soon as a write goes to that server
 // through the gateway (src/fhir/fhir-write-generation.ts).
 import { fhirWriteGeneration } from '../src/fhir/fhir-write-generation.ts';
@@ -12,10 +12,10 @@ const REFERENCE_CACHE_TTL_MS = 5 * 60_000;
 const MAX_SCOPES = 64;
 
 /** A getter of the one `T` (made by `make`) for the ctx's server and caller while it is fresh. */
-export function serverScoped<T>(make: () => T): (ctx: Pick<ToolContext, 'fhir' | 'callerScope' | 'now'>) => T {
+export function serverScoped<T>(make: () => T): (ctx: Pick<ToolContext, 'fhir' | 'callerId' | 'now'>) => T {
   const entries = new Map<string, { at: number; generation: number; value: T }>();
   return (ctx) => {
-    const key = `${ctx.fhir.baseUrl}\u0000${ctx.callerScope ?? ''}`;
+    const key = `${ctx.fhir.baseUrl}\u0000${ctx.callerId ?? ''}`;
     const generation = fhirWriteGeneration(ctx.fhir.baseUrl);
     const now = ctx.now().getTime();
     const held = entries.get(key);

@@ -1,7 +1,9 @@
 // The client-tools mode's loop is the gateway's own (runAgentLoop), with the model endpoint as its upstream and the
 // harness's tools as its server tools: an eval in this mode measures the loop the gateway serves (its tool messages,
 // call ids, limits and stop reasons), not a copy of it. `finish` is the one client tool, so a call to it ends the loop.
+import { conversationScope } from '../../src/agent/conversation-scope.ts';
 import { runAgentLoop } from '../../src/agent/run-agent-loop.ts';
+import { createToolSession } from '../../src/auth/create-tool-session.ts';
 import type { StepRunner } from '../../src/agent/step-runner.ts';
 import type { AgentTrace } from '../../src/agent/agent-trace-schema.ts';
 import type { ServerTools } from '../../src/agent/tool-contract.ts';
@@ -66,6 +68,13 @@ export async function runClientToolsLoop(o: ClientToolsLoopOptions): Promise<Cli
   // A name no tool has gets the tools' own answer, as the gateway gives it; a tool the scenario withholds is refused here.
   const withheld = (name: string) =>
     !offeredNames.has(name) && o.tools.definitions({ writesEnabled: true }).some((t) => t.function.name === name);
+  const tools: ServerTools = {
+    definitions: () => o.offered,
+    execute: async (name, args, ctx) =>
+      withheld(name)
+        ? { ok: false, error: { code: 'unknown_tool', message: `tool ${name} is not available` } }
+        : o.tools.execute(name, args, ctx),
+  };
   let ids = 0;
   const result = await runAgentLoop({
     params: {
@@ -76,16 +85,16 @@ export async function runClientToolsLoop(o: ClientToolsLoopOptions): Promise<Cli
       thinking: { type: 'disabled', keep: 'all' },
     },
     runStep,
-    serverTools: o.offered,
-    executeTool: async (name, args, ctx) =>
-      withheld(name)
-        ? { ok: false, error: { code: 'unknown_tool', message: `tool ${name} is not available` } }
-        : o.tools.execute(name, args, ctx),
-    fhir: o.fhir,
-    writesEnabled: true,
+    // The session a keyless gateway builds, on the sample's sandbox client and pinned clock.
+    session: createToolSession({
+      tools,
+      fhir: o.fhir,
+      writesEnabled: true,
+      now: o.now,
+      idempotencyScope: (callerId) => conversationScope(callerId, o.messages),
+    }),
     limits: { maxSteps: o.maxSteps, maxToolCalls: Number.MAX_SAFE_INTEGER, deadlineMs: NO_DEADLINE_MS },
     signal: o.signal,
-    now: o.now,
     clock: () => performance.now(),
     generateId: () => String(++ids),
   });

@@ -1,5 +1,3 @@
-import type { FhirClient } from '../fhir-client/fhir-client.ts';
-import type { FunctionTool } from '../openai/chat-request.ts';
 import { isJsonMode } from '../openai/is-json-mode.ts';
 import type {
   CallerContext,
@@ -12,7 +10,6 @@ import type {
 import { signalOf } from '../upstream/model-upstream.ts';
 import type { AgentLimits } from './agent-limits.ts';
 import type { ChatAgent } from './chat-agent.ts';
-import type { ExecuteToolFn } from './tool-contract.ts';
 import { createDeltaChannel } from '../shared/delta-channel.ts';
 import { executeServerToolCalls } from './execute-server-tool-calls.ts';
 import { conversationScope } from './conversation-scope.ts';
@@ -22,7 +19,7 @@ import { initialMessages } from './prepare-step.ts';
 import { runAgentLoop, type AgentLoopOptions, type AgentLoopResult } from './run-agent-loop.ts';
 import type { StepRunner } from './step-runner.ts';
 import { createStreamStepRunner, toolCallDeltas } from './stream-step.ts';
-import type { CallerTools } from './tool-contract.ts';
+import type { ToolSession, ToolSessionScope } from './tool-contract.ts';
 import { createToolResultCache, type ToolResultCache } from './tool-result-cache.ts';
 import { randomId } from '../shared/random-id.ts';
 
@@ -30,16 +27,13 @@ export interface ChatAgentOptions {
   upstream: ModelUpstream;
   /** False (SERVER_TOOLS=false): every request goes straight to `upstream`. Default true. */
   serverTools?: boolean;
-  fhir: FhirClient;
-  writesEnabled: boolean;
+  /**
+   * Per request, the caller's tool session (the access control's `toolSession`): the chat route passes the API key's
+   * access as the call's caller; undefined for in-process callers.
+   */
+  sessionFor: (caller: CallerContext | undefined, scope: ToolSessionScope) => ToolSession;
   limits: AgentLimits;
-  /** The tools' clock ("now" for relative dates). */
-  now?: () => Date;
   generateId?: () => string;
-  /** Runs a server tool call (the composition root passes tools/index.ts's `executeTool`). */
-  executeTool: ExecuteToolFn;
-  /** The server tools offered to the model, already filtered for `writesEnabled`. */
-  toolDefinitions: FunctionTool[];
   /** Interval of streamed keep-alives while tools run. */
   keepaliveMs?: number;
   /** Server results kept for follow-ups to mixed turns; 0 disables the cache (results are re-executed). */
@@ -48,9 +42,6 @@ export interface ChatAgentOptions {
   resultCache?: ToolResultCache;
   /** Monotonic milliseconds, for durations. */
   clock?: () => number;
-  /** Per call, from its CallOptions' caller (the chat route passes the API key's access): its tools. Undefined (or no
-   * hook) = the options above. */
-  toolsFor?: (caller: CallerContext | undefined) => CallerTools | undefined;
 }
 
 function scopedCache(cache: ToolResultCache, scope: string): ToolResultCache {
@@ -79,34 +70,22 @@ export function createChatAgent(opts: ChatAgentOptions): ChatAgent {
   if (opts.serverTools === false) return passThrough(opts.upstream);
   const cache = opts.resultCache ?? createToolResultCache(opts.resultCacheSize);
   const base = {
-    now: opts.now ?? (() => new Date()),
     generateId: opts.generateId ?? randomId,
     clock: opts.clock ?? (() => performance.now()),
   };
   const keepaliveMs = opts.keepaliveMs ?? 3000;
 
-  const { executeTool, toolDefinitions } = opts;
-
   async function prepare(params: ChatParams, options: CallOptions | undefined, signal: AbortSignal | undefined, runStep: StepRunner) {
-    const caller = opts.toolsFor?.(options?.caller);
-    const serverTools = caller?.toolDefinitions ?? toolDefinitions;
-    const results = caller ? scopedCache(cache, caller.cacheScope) : cache;
+    // Write idempotency is scoped by the caller and the conversation (computed only if a write may run).
+    const session = opts.sessionFor(options?.caller, { idempotencyScope: (callerId) => conversationScope(callerId, params.messages) });
+    const results = session.callerId ? scopedCache(cache, session.callerId) : cache;
     // Cache writes run beside the loop; the answer waits for them, so a follow-up on any replica finds them.
     const writes: Array<Promise<void>> = [];
-    const writesEnabled = caller?.writesEnabled ?? opts.writesEnabled;
-    const callerScope = caller?.cacheScope ?? '';
     const loop: AgentLoopOptions = {
       ...base,
       params,
       runStep,
-      serverTools,
-      executeTool,
-      fhir: opts.fhir,
-      fhirForTool: caller?.fhirForTool,
-      callerScope,
-      writesEnabled,
-      // Only write tools read it, and they refuse while writes are off: no hash of every user message then.
-      idempotencyScope: writesEnabled ? conversationScope(callerScope, params.messages) : undefined,
+      session,
       limits: opts.limits,
       signal,
       onExecuted: (e) =>
@@ -114,10 +93,10 @@ export function createChatAgent(opts: ChatAgentOptions): ChatAgent {
     };
     const fill = await fillServerToolResults({
       messages: initialMessages(params),
-      clientToolNames: mergeTools(params.tools, serverTools).clientToolNames,
+      clientToolNames: mergeTools(params.tools, session.definitions).clientToolNames,
       cache: results,
       maxExecuted: opts.limits.maxToolCalls,
-      execute: (calls) => executeServerToolCalls({ ...loop, calls, step: -1, signal, onResult: loop.onExecuted }),
+      execute: (calls) => executeServerToolCalls({ calls, step: -1, session, signal, clock: base.clock, onResult: loop.onExecuted }),
     });
     // The history's re-runs and the loop share AGENT_MAX_TOOL_CALLS: one request, one budget.
     return { loop: { ...loop, messages: fill.messages, toolCallsDone: fill.executed.length }, fill, writes };

@@ -1,9 +1,7 @@
-import type { FhirClient, FhirRequestTrace } from '../fhir-client/fhir-client.ts';
-import { noteFhirWrite } from '../fhir/fhir-write-generation.ts';
-import type { ToolResult } from './tool-contract.ts';
+import type { FhirRequestTrace } from '../fhir-client/fhir-client.ts';
+import type { ToolResult, ToolSession } from './tool-contract.ts';
 import type { ToolCall } from '../openai/chat-request.ts';
 import type { TraceToolCall } from './agent-trace-schema.ts';
-import type { ExecuteToolFn } from './tool-contract.ts';
 import { shownReferences } from './shown-references.ts';
 
 export interface ExecutedToolCall {
@@ -17,17 +15,9 @@ export interface ExecutedToolCall {
 export interface ExecuteServerToolCallsOptions {
   calls: ToolCall[];
   step: number;
-  executeTool: ExecuteToolFn;
-  fhir: FhirClient;
-  /** The client one tool's calls use (the caller's scopes and audit); default `fhir`. */
-  fhirForTool?: (tool: string) => FhirClient;
-  /** See ToolContext.callerScope. */
-  callerScope?: string;
-  writesEnabled: boolean;
-  /** See ToolContext.idempotencyScope. */
-  idempotencyScope?: string;
+  /** The request's tools, as its caller may use them. */
+  session: ToolSession;
   signal?: AbortSignal;
-  now: () => Date;
   /** Monotonic milliseconds, for durations. */
   clock: () => number;
   onResult?: (executed: ExecutedToolCall) => void;
@@ -41,28 +31,8 @@ export function executeServerToolCalls(opts: ExecuteServerToolCallsOptions): Pro
 async function executeOne(call: ToolCall, opts: ExecuteServerToolCallsOptions): Promise<ExecutedToolCall> {
   const traces: FhirRequestTrace[] = [];
   const started = opts.clock();
-  let result: ToolResult;
-  try {
-    result = await opts.executeTool(call.function.name, call.function.arguments, {
-      fhir: opts.fhirForTool?.(call.function.name) ?? opts.fhir,
-      signal: opts.signal,
-      now: opts.now,
-      writesEnabled: opts.writesEnabled,
-      callId: call.id,
-      callerScope: opts.callerScope,
-      idempotencyScope: opts.idempotencyScope,
-      onTrace: (t) => traces.push(t),
-    });
-  } catch (err) {
-    // executeTool promises never to throw; if it does anyway, the model still gets an answer.
-    const aborted = opts.signal?.aborted === true;
-    result = {
-      ok: false,
-      error: { code: aborted ? 'aborted' : 'internal_error', message: aborted ? 'aborted' : errorMessage(err) },
-    };
-  }
-  // A write through the gateway makes the tools' cached reference reads of that server stale.
-  if (traces.some((t) => t.method !== 'GET')) noteFhirWrite(opts.fhir.baseUrl);
+  const result = await opts.session.execute(call, { signal: opts.signal, onTrace: (t) => traces.push(t) });
+  // The one form of a tool message, the model's and the eval harness's alike: the whole ToolResult as compact JSON.
   const content = JSON.stringify(result);
   const trace: TraceToolCall = {
     id: call.id,
@@ -85,10 +55,6 @@ async function executeOne(call: ToolCall, opts: ExecuteServerToolCallsOptions): 
   const executed = { call, result, content, trace };
   opts.onResult?.(executed);
   return executed;
-}
-
-function errorMessage(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }
 
 function round(ms: number): number {

@@ -1,10 +1,9 @@
-import type { FhirClient } from '../fhir-client/fhir-client.ts';
 import type { ChatParams, UpstreamCompletion, Usage } from '../upstream/model-upstream.ts';
-import type { ChatMessage, FunctionTool, ToolCall } from '../openai/chat-request.ts';
+import type { ChatMessage, ToolCall } from '../openai/chat-request.ts';
 import { isJsonMode } from '../openai/is-json-mode.ts';
 import type { AgentLimits } from './agent-limits.ts';
 import type { AgentTrace, AgentTraceEvent, StopReason, TraceStep } from './agent-trace-schema.ts';
-import type { ExecuteToolFn } from './tool-contract.ts';
+import type { ToolSession } from './tool-contract.ts';
 import { createDeadline } from './deadline.ts';
 import { executeServerToolCalls, type ExecutedToolCall } from './execute-server-tool-calls.ts';
 import { mergeTools } from './merge-tools.ts';
@@ -19,22 +18,13 @@ import { createTokenBudget } from './token-budget.ts';
 export interface AgentLoopOptions {
   params: ChatParams;
   runStep: StepRunner;
-  serverTools: FunctionTool[];
-  executeTool: ExecuteToolFn;
-  fhir: FhirClient;
-  /** The client one tool's calls use (the caller's scopes and audit); default `fhir`. */
-  fhirForTool?: (tool: string) => FhirClient;
-  /** See ToolContext.callerScope. */
-  callerScope?: string;
-  writesEnabled: boolean;
-  /** See ToolContext.idempotencyScope. */
-  idempotencyScope?: string;
+  /** The request's tools, as its caller may use them: offered beside the client's, and run server-side. */
+  session: ToolSession;
   limits: AgentLimits;
   /** Server tool calls this request already ran (the history's, re-run by fillServerToolResults): one budget. */
   toolCallsDone?: number;
   /** The client's disconnect. */
   signal?: AbortSignal;
-  now: () => Date;
   clock: () => number;
   generateId: () => string;
   /** The conversation to start from; defaults to the request's (see `initialMessages`). */
@@ -55,7 +45,7 @@ export interface AgentLoopResult {
 /** step → split calls → stop? → execute server calls → append → repeat. */
 export async function runAgentLoop(o: AgentLoopOptions): Promise<AgentLoopResult> {
   const deadline = createDeadline(o.limits.deadlineMs, o.signal);
-  const { tools, clientToolNames } = mergeTools(o.params.tools, o.serverTools);
+  const { tools, clientToolNames } = mergeTools(o.params.tools, o.session.definitions);
   const budget = createTokenBudget(o.params.maxTokens);
   const messages = o.messages ? [...o.messages] : initialMessages(o.params);
   const seenIds = new Set(messages.flatMap((m) => (m.role === 'assistant' ? (m.tool_calls ?? []).map((c) => c.id) : [])));
@@ -169,14 +159,8 @@ async function runTools(o: AgentLoopOptions, calls: ToolCall[], step: number, si
     return await executeServerToolCalls({
       calls,
       step,
-      executeTool: o.executeTool,
-      fhir: o.fhir,
-      fhirForTool: o.fhirForTool,
-      callerScope: o.callerScope,
-      writesEnabled: o.writesEnabled,
-      idempotencyScope: o.idempotencyScope,
+      session: o.session,
       signal,
-      now: o.now,
       clock: o.clock,
       onResult: (e) => {
         o.onExecuted?.(e);

@@ -1,7 +1,7 @@
 // The contract between the agent loop and the FHIR tools it runs server-side. Types only: tools/ implements it,
 // the loop consumes it, and the composition root (src/compose-gateway.ts) is the one place that joins the two.
 import type { FhirClient, FhirRequestTrace } from '../fhir-client/fhir-client.ts';
-import type { FunctionTool } from '../openai/chat-request.ts';
+import type { FunctionTool, ToolCall } from '../openai/chat-request.ts';
 import type { z } from 'zod';
 import type { toolErrorCodeSchema, writtenResourceSchema } from './agent-trace-schema.ts';
 
@@ -18,8 +18,8 @@ export interface ToolContext {
    * another conversation is another write, so it goes into the idempotency key too.
    */
   idempotencyScope?: string;
-  /** Who the tools run for (the key and its grant; '' without keys): a search's continuation is sealed to it. */
-  callerScope?: string;
+  /** Who the tools run for (the API key's id; '' without keys): a search's continuation is sealed to it. */
+  callerId?: string;
   onTrace?: (trace: FhirRequestTrace) => void;
   /** Token budget of one tool result (TOOL_RESULT_MAX_TOKENS); past it a search result pages with a continuation. */
   resultMaxTokens?: number;
@@ -57,13 +57,29 @@ export interface ServerTools {
   execute: ExecuteToolFn;
 }
 
-/** What one caller's request gets instead of the gateway-wide tools. */
-export interface CallerTools {
-  /** The client one tool's calls use: the caller's scopes, and its audit. */
-  fhirForTool: (tool: string) => FhirClient;
-  writesEnabled: boolean;
-  /** The server tools offered to the model for this caller. */
-  toolDefinitions: FunctionTool[];
-  /** Separates callers in the result cache, so no key is served another key's tool results. */
-  cacheScope: string;
+/**
+ * One request's tools as its caller may use them, built per request by the access control
+ * (src/auth/create-tool-session.ts) and used alike by the chat loop, MCP and the eval harness's client-tools mode.
+ */
+export interface ToolSession {
+  /**
+   * Who the tools run for: the API key's id, '' without keys. A search's continuation is sealed to it, cached tool
+   * results are kept apart by it, and write idempotency is scoped by it.
+   */
+  readonly callerId: string;
+  /** The tools offered to this caller (the write tools only to a caller that may write, while writes are on). */
+  readonly definitions: FunctionTool[];
+  /** Whether write tools run at all (a write the caller may not make is then `forbidden`, not `writes_disabled`). */
+  readonly writesEnabled: boolean;
+  /**
+   * Runs one call with the caller's scoped and audited FHIR client, the write gate, the result budget and tracing;
+   * the call's id is its idempotency key. Never rejects: every failure is a `{ok:false}` result.
+   */
+  execute(call: ToolCall, o?: { signal?: AbortSignal; onTrace?: (trace: FhirRequestTrace) => void }): Promise<ToolResult>;
+}
+
+/** What a session's writes are scoped by, besides the caller: the conversation (chat) or the protocol (MCP). */
+export interface ToolSessionScope {
+  /** Computed at the first call, and only while writes are on: a chat request's scope hashes every user message. */
+  idempotencyScope?: (callerId: string) => string;
 }

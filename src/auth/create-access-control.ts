@@ -1,7 +1,8 @@
 // Per-key access and the audit, joined to the two ways FHIR data leaves the gateway: the /fhir routes (a guard
-// around the embedded server) and the agent's tools (a scoped FhirClient per tool, and the tools offered).
+// around the embedded server) and the agent's tools (a tool session per request: a scoped FhirClient per tool, and
+// the tools offered).
 import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
-import type { CallerTools, ServerTools } from '../agent/tool-contract.ts';
+import type { ServerTools, ToolSession, ToolSessionScope } from '../agent/tool-contract.ts';
 import { createAuditBudget } from '../audit/audit-budget.ts';
 import { createAuditSink, type AuditSinkConfig } from '../audit/create-audit-sink.ts';
 import { createAuditTrail, noAuditTrail, type AuditSink, type AuditTrail } from '../audit/audit-trail.ts';
@@ -11,19 +12,19 @@ import { noteFhirWrite } from '../fhir/fhir-write-generation.ts';
 import { guardFhirRequest } from './guard-fhir-request.ts';
 import { toolAccess, toolsMayWrite, type KeyAccess } from './key-access.ts';
 import { createScopedFhirClient } from './scoped-fhir-client.ts';
+import { createToolSession } from './create-tool-session.ts';
 import type { CallerContext } from '../upstream/model-upstream.ts';
 import type { RateDecision } from '../rate-limit/rate-limit.ts';
 
 export interface AccessControl {
   /** Runs a /fhir request under the caller's scopes, and audits it. */
   guardFhir(req: FastifyRequest, request: EmbeddedFhirRequest, handle: EmbeddedFhirServer['handle']): Promise<EmbeddedFhirResponse>;
-  /** One key's tools: offered, scoped and audited as for its chat requests (the MCP server serves these). */
-  toolsFor(access: KeyAccess): CallerTools;
   /**
-   * The agent's hook: a chat request's caller (the chat route passes the key's KeyAccess as its CallerContext) → its
-   * tools; undefined for in-process callers (no key: the gateway-wide tools).
+   * One request's tool session: a key's tools offered, scoped and audited as its access allows (chat requests pass
+   * the key's KeyAccess as their CallerContext; MCP passes it too); without a caller (in process), the gateway-wide
+   * tools on the raw client.
    */
-  toolsForCaller(caller: CallerContext | undefined): CallerTools | undefined;
+  toolSession(caller: CallerContext | undefined, scope?: ToolSessionScope): ToolSession;
   /** Whether a key may start another request under AUDIT_KEY_MAX_BYTES_PER_MINUTE (the app's guard answers 429). */
   auditBudget(keyId: string): RateDecision;
   close(): Promise<void>;
@@ -73,19 +74,24 @@ export async function createAccessControl(o: AccessControlOptions): Promise<Acce
     : noAuditTrail;
   const auditFor = (access: KeyAccess): AuditTrail => (access.audited ? trail : noAuditTrail);
 
-  const toolsFor = (access: KeyAccess): CallerTools => {
+  const toolSession = (caller: CallerContext | undefined, scope: ToolSessionScope = {}): ToolSession => {
+    if (!caller) return createToolSession({ ...scope, tools: o.tools, fhir: o.fhir, writesEnabled: o.config.FHIR_WRITE_TOOLS });
+    const access = caller as KeyAccess;
     const scoped = toolAccess(access);
     const audit = auditFor(access);
-    return {
+    return createToolSession({
+      ...scope,
+      tools: o.tools,
+      fhir: o.fhir,
       fhirForTool: (tool) =>
         createScopedFhirClient({ fhir: o.fhir, access: scoped, audit, tool, maxRead: o.config.TOOL_MAX_RESOURCES_READ }),
+      callerId: access.id,
       // Writes stay on when the deployment allows them, so a write the key may not make is `forbidden`, not
       // `writes_disabled`; the write tools are only offered to keys that may write.
       writesEnabled: o.config.FHIR_WRITE_TOOLS,
       // Asked per request: what is offered follows the FHIR server's CapabilityStatement as GET /ready reads it again.
-      toolDefinitions: o.tools.definitions({ writesEnabled: toolsMayWrite(access) && o.config.FHIR_WRITE_TOOLS }),
-      cacheScope: access.id,
-    };
+      offerWrites: toolsMayWrite(access) && o.config.FHIR_WRITE_TOOLS,
+    });
   };
 
   return {
@@ -100,8 +106,7 @@ export async function createAccessControl(o: AccessControlOptions): Promise<Acce
         handle: request.method === 'GET' ? handle : writing,
       });
     },
-    toolsFor,
-    toolsForCaller: (caller) => (caller ? toolsFor(caller as KeyAccess) : undefined),
+    toolSession,
     auditBudget: budget.check,
     close: async () => {
       await sink?.close();

@@ -12,15 +12,13 @@ import { randomUUID } from 'node:crypto';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { packageInfo as pkg } from '../shared/package-info.ts';
-import type { CallerTools, ServerTools, ToolResult } from '../agent/tool-contract.ts';
+import type { ServerTools, ToolResult, ToolSession, ToolSessionScope } from '../agent/tool-contract.ts';
 import type { KeyAccess } from '../auth/key-access.ts';
 
 export interface McpServerFactoryOptions {
   tools: ServerTools;
-  /** What one caller gets: the tools offered, its FHIR client per tool (scopes and audit), whether writes may run. */
-  callerTools(access: KeyAccess): CallerTools;
-  /** The tools' clock ("now" for relative dates). */
-  now?: () => Date;
+  /** One caller's tool session (the access control's): the tools offered, run with its scoped and audited client. */
+  toolSession(access: KeyAccess, scope: ToolSessionScope): ToolSession;
   /** Ids of tool calls, which write tools turn into their idempotency key. */
   generateCallId?: () => string;
   /** Tool name → the JSON Schema (type object) of its success's content, for tools that declare one. */
@@ -65,14 +63,13 @@ async function loadSdk() {
 
 /** A function that builds one caller's MCP server, not yet connected to a transport. */
 export function mcpServerFactory(o: McpServerFactoryOptions): (access: KeyAccess) => Promise<Server> {
-  const now = o.now ?? (() => new Date());
   // A random id per call, not the JSON-RPC id: clients restart their ids at 0 on every connection, and a write
   // whose idempotency key repeated another connection's would be taken for a retry of it. A client that retries
   // names the call itself, in `_meta` (IDEMPOTENCY_META).
   const generateCallId = o.generateCallId ?? (() => `mcp-${randomUUID()}`);
   let sdk: ReturnType<typeof loadSdk> | undefined;
   const readOnly = new Set(o.tools.definitions({ writesEnabled: false }).map((d) => d.function.name));
-  const toMcpTool = ({ function: f }: CallerTools['toolDefinitions'][number]): Tool => ({
+  const toMcpTool = ({ function: f }: ToolSession['definitions'][number]): Tool => ({
     name: f.name,
     description: f.description,
     inputSchema: f.parameters as Tool['inputSchema'],
@@ -84,12 +81,13 @@ export function mcpServerFactory(o: McpServerFactoryOptions): (access: KeyAccess
 
   return async (access) => {
     const { Server, jsonSchemaValidator, CallToolRequestSchema, ListToolsRequestSchema, McpError, ErrorCode } = await (sdk ??= loadSdk());
-    const caller = o.callerTools(access);
+    // Writes over MCP are retried by naming the call (IDEMPOTENCY_META), within this caller's MCP calls.
+    const session = o.toolSession(access, { idempotencyScope: (callerId) => `mcp\u0000${callerId}` });
     const server = new Server(
       { name: pkg.name, version: pkg.version },
       { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS, jsonSchemaValidator },
     );
-    server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: caller.toolDefinitions.map(toMcpTool) }));
+    server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: session.definitions.map(toMcpTool) }));
     server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
       const { name, arguments: args, _meta } = request.params;
       const named = _meta?.[IDEMPOTENCY_META];
@@ -101,15 +99,8 @@ export function mcpServerFactory(o: McpServerFactoryOptions): (access: KeyAccess
       }
       // Never throws: an unknown tool, a hidden write tool, bad arguments or a refused read is a result; the
       // caller's errors among them become JSON-RPC errors here.
-      const result: ToolResult = await o.tools.execute(name, JSON.stringify(args ?? {}), {
-        fhir: caller.fhirForTool(name),
-        signal: extra.signal,
-        now,
-        writesEnabled: caller.writesEnabled,
-        callId: named ?? generateCallId(),
-        callerScope: caller.cacheScope,
-        idempotencyScope: `mcp\u0000${caller.cacheScope}`,
-      });
+      const call = { id: named ?? generateCallId(), type: 'function' as const, function: { name, arguments: JSON.stringify(args ?? {}) } };
+      const result: ToolResult = await session.execute(call, { signal: extra.signal });
       if (callerError(result) && !result.ok) throw new McpError(ErrorCode.InvalidParams, result.error.message, result.error.details);
       return answer(result, o.outputSchemas?.has(name) ?? false);
     });

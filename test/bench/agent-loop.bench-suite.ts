@@ -7,6 +7,7 @@ import type { FhirClient } from '../../src/fhir-client/fhir-client.ts';
 import type { AgentLimits } from '../../src/agent/agent-limits.ts';
 import type { ExecuteToolFn } from '../../src/agent/tool-contract.ts';
 import { createChatAgent } from '../../src/agent/create-chat-agent.ts';
+import { createToolSession } from '../../src/auth/create-tool-session.ts';
 import type { ChatMessage, FunctionTool } from '../../src/openai/chat-request.ts';
 import type { ChatParams, ModelUpstream, UpstreamCompletion, UpstreamDelta } from '../../src/upstream/model-upstream.ts';
 import type { ToolContext, ToolResult } from '../../tools/tool.ts';
@@ -109,15 +110,12 @@ function request(): ChatParams {
 
 function agent(upstream: ModelUpstream, executeTool: ExecuteToolFn): ModelUpstream {
   let n = 0;
+  const tools = { definitions: () => toolDefinitions, execute: executeTool };
   return createChatAgent({
     upstream,
-    fhir,
-    writesEnabled: false,
     limits: LIMITS,
-    executeTool,
-    toolDefinitions,
+    sessionFor: () => createToolSession({ tools, fhir, writesEnabled: false, now: () => new Date('2025-01-01T00:00:00Z') }),
     generateId: () => `g${n++}`,
-    now: () => new Date('2025-01-01T00:00:00Z'),
   });
 }
 
