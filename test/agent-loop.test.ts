@@ -290,8 +290,14 @@ describe('tool execution concurrency (agent upstream, injected tools)', () => {
       limits: { maxSteps: 4, maxToolCalls: 10, deadlineMs: 5000 },
       sessionFor: () => createToolSession({ tools, fhir: {} as FhirClient, writesEnabled: false }),
     });
-    const out = await agent.doGenerate({ messages: user('go'), maxTokens: 100, temperature: 0, thinking: { type: 'enabled', keep: null } });
+    const { completion: out, trace } = await agent.generate({
+      messages: user('go'),
+      maxTokens: 100,
+      temperature: 0,
+      thinking: { type: 'enabled', keep: null },
+    });
     expect(out.content).toBe('done');
+    expect(trace?.tool_calls.map((t) => t.id)).toEqual(['a', 'b', 'c']);
     const sent = upstream.calls[1]!.params.messages.filter((m) => m.role === 'tool');
     expect(sent.map((m: any) => [m.tool_call_id, JSON.parse(m.content).ok])).toEqual([
       ['a', true],

@@ -1,15 +1,8 @@
 import { isJsonMode } from '../openai/is-json-mode.ts';
-import type {
-  CallerContext,
-  CallOptions,
-  ChatParams,
-  ModelUpstream,
-  UpstreamCompletion,
-  UpstreamDelta,
-} from '../upstream/model-upstream.ts';
+import type { CallerContext, CallOptions, ChatParams, ModelUpstream, UpstreamDelta } from '../upstream/model-upstream.ts';
 import { signalOf } from '../upstream/model-upstream.ts';
 import type { AgentLimits } from './agent-limits.ts';
-import type { ChatAgent } from './chat-agent.ts';
+import type { ChatAgent, ChatAgentResult } from './chat-agent.ts';
 import { createDeltaChannel } from '../shared/delta-channel.ts';
 import { executeServerToolCalls } from './execute-server-tool-calls.ts';
 import { conversationScope } from './conversation-scope.ts';
@@ -50,15 +43,14 @@ function scopedCache(cache: ToolResultCache, scope: string): ToolResultCache {
 
 /** SERVER_TOOLS=false: the model itself answers every request. */
 const passThrough = (upstream: ModelUpstream): ChatAgent => ({
-  flavour: upstream.flavour,
   model: upstream.model,
   serverTools: false,
-  doGenerate: (params, options) => upstream.doGenerate(params, options),
-  doStream: (params, options) => upstream.doStream(params, options),
+  generate: async (params, options) => ({ completion: await upstream.doGenerate(params, options) }),
+  stream: (params, options) => upstream.doStream(params, options),
 });
 
 /**
- * A ModelUpstream decorator that runs the FHIR tools server-side. With `params.serverTools === false` (or the
+ * The model behind the FHIR tool loop: runs the FHIR tools server-side. With `params.serverTools === false` (or the
  * `serverTools: false` option) it is a pure pass-through.
  *
  * Mixed turns (server and client calls in one assistant message) are lossless: the server calls run, then the
@@ -117,18 +109,18 @@ export function createChatAgent(opts: ChatAgentOptions): ChatAgent {
   }
 
   return {
-    flavour: opts.upstream.flavour,
     model: opts.upstream.model,
     serverTools: true,
 
-    async doGenerate(params: ChatParams, options?: CallOptions): Promise<UpstreamCompletion> {
-      if (params.serverTools === false) return opts.upstream.doGenerate(params, options);
+    async generate(params: ChatParams, options?: CallOptions): Promise<ChatAgentResult> {
+      if (params.serverTools === false) return { completion: await opts.upstream.doGenerate(params, options) };
       const runStep: StepRunner = (p, { signal }) => opts.upstream.doGenerate(p, { signal });
       const { loop, ...rest } = await prepare(params, options, signalOf(options), runStep);
-      return (await run(loop, rest)).completion;
+      const { completion, trace } = await run(loop, rest);
+      return { completion, trace };
     },
 
-    async doStream(params: ChatParams, options?: CallOptions): Promise<AsyncIterable<UpstreamDelta>> {
+    async stream(params: ChatParams, options?: CallOptions): Promise<AsyncIterable<UpstreamDelta>> {
       if (params.serverTools === false) return opts.upstream.doStream(params, options);
       const cancel = new AbortController();
       const caller = signalOf(options);

@@ -145,7 +145,8 @@ export async function runAgentLoop(o: AgentLoopOptions): Promise<AgentLoopResult
       // tool-call or time limit is not that.
       cutOffWhileReasoning: trace.stop_reason === 'token_budget' || last?.finishReason === 'length',
       usage: usageUnreported ? null : usage,
-      extensions: { fhir_agent: trace, ...upstreamNotes({ usageReported: !usageUnreported, thinkingIgnored }) },
+      // The trace is the result's own field; the completion carries only what the upstream itself noted.
+      extensions: upstreamNotes({ usageReported: !usageUnreported, thinkingIgnored }),
     },
   };
 }

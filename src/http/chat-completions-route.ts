@@ -92,19 +92,20 @@ export async function chatCompletionsRoute(app: FastifyInstance, o: ChatRouteOpt
     let settled = false;
     try {
       if (!body.stream) {
-        const completions =
+        const results =
           n === 1
-            ? [await agent.doGenerate(params, sig.options)]
-            : await Promise.all(Array.from({ length: n }, (_, i) => agent.doGenerate(choiceParams(params, i), sig.options)));
+            ? [await agent.generate(params, sig.options)]
+            : await Promise.all(Array.from({ length: n }, (_, i) => agent.generate(choiceParams(params, i), sig.options)));
         settled = true;
-        const response = toChatCompletion({ id, created, model: o.modelId, completions, jsonMode });
+        const completions = results.map((r) => r.completion);
+        const response = toChatCompletion({ id, created, model: o.modelId, completions, traces: results.map((r) => r.trace), jsonMode });
         // Also as headers, for clients that only see the SDK's typed fields. Streams say it in extension chunks.
         if (!('usage' in response)) reply.header('x-usage-reported', 'false');
         if (completions.some((c) => c.extensions?.thinking_ignored === true)) reply.header('x-thinking-ignored', 'true');
         if (viaServerTools) reply.header('x-server-tools', 'on');
         return response;
       }
-      const streams = await Promise.all(Array.from({ length: n }, (_, i) => agent.doStream(choiceParams(params, i), sig.options)));
+      const streams = await Promise.all(Array.from({ length: n }, (_, i) => agent.stream(choiceParams(params, i), sig.options)));
       const encoder = createChunkEncoder({
         id,
         created,

@@ -1,5 +1,6 @@
 // Normalised completions → the wire response (`chat.completion`) and its usage block. Usage the upstream did not
 // report is absent (null in a stream's usage chunk), never zeros: `usage_reported: false` says why.
+import type { AgentTrace } from '../agent/agent-trace-schema.ts';
 import type { UpstreamCompletion, Usage } from '../upstream/model-upstream.ts';
 import { sumUsage } from '../upstream/sum-usage.ts';
 import { ApiError } from '../openai/api-error.ts';
@@ -48,10 +49,22 @@ function toWireMessage(c: UpstreamCompletion, jsonMode: boolean) {
   return message;
 }
 
-export function toChatCompletion(o: { id: string; created: number; model: string; completions: UpstreamCompletion[]; jsonMode: boolean }) {
+export function toChatCompletion(o: {
+  id: string;
+  created: number;
+  model: string;
+  completions: UpstreamCompletion[];
+  /** Choice i's tool-loop trace (the `fhir_agent` extension), when its loop ran. */
+  traces?: ReadonlyArray<AgentTrace | undefined>;
+  jsonMode: boolean;
+}) {
   // n > 1: each choice ran its own agent loop. The top level keeps choice 0's extensions (what single-choice
   // readers expect) and every choice carries its own, so no trace is lost.
-  const extensions = o.completions[0]?.extensions ?? {};
+  const withTrace = (c: UpstreamCompletion, i: number) => {
+    const trace = o.traces?.[i];
+    return trace ? { fhir_agent: trace, ...c.extensions } : (c.extensions ?? {});
+  };
+  const extensions = o.completions[0] ? withTrace(o.completions[0], 0) : {};
   const perChoice = o.completions.length > 1;
   // One choice without usage makes the sum unknown too: a partial sum would be a number that means nothing.
   const usage = o.completions.every((c) => c.usage)
@@ -67,7 +80,7 @@ export function toChatCompletion(o: { id: string; created: number; model: string
       message: toWireMessage(c, o.jsonMode),
       logprobs: null,
       finish_reason: c.finishReason,
-      ...(perChoice ? (c.extensions ?? {}) : {}),
+      ...(perChoice ? withTrace(c, index) : {}),
     })),
     ...(usage ? { usage } : { usage_reported: false as const }),
     ...extensions,

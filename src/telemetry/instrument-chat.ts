@@ -42,21 +42,20 @@ export function instrumentChat(upstream: ChatAgent, t: Telemetry): ChatAgent {
   };
 
   return {
-    flavour: upstream.flavour,
     model,
     serverTools: upstream.serverTools,
-    doGenerate(params: ChatParams, options?: CallOptions) {
-      const generated = inSlot(() => upstream.doGenerate(params, options));
+    generate(params: ChatParams, options?: CallOptions) {
+      const generated = inSlot(() => upstream.generate(params, options));
       if (!metrics) return generated;
       // A `then`, not an async wrapper: one promise fewer on every request.
-      return generated.then((c) => {
-        if (c.usage) countTokens(metrics, model, keyIdOf(options), c.usage);
-        return c;
+      return generated.then((r) => {
+        if (r.completion.usage) countTokens(metrics, model, keyIdOf(options), r.completion.usage);
+        return r;
       });
     },
-    async doStream(params: ChatParams, options?: CallOptions) {
+    async stream(params: ChatParams, options?: CallOptions) {
       const started = performance.now();
-      const deltas = await inSlot(() => upstream.doStream(params, options));
+      const deltas = await inSlot(() => upstream.stream(params, options));
       return metrics ? observed(deltas, metrics, started, keyIdOf(options)) : deltas;
     },
   };

@@ -6,6 +6,7 @@
 import type { FhirClient } from '../../src/fhir-client/fhir-client.ts';
 import type { AgentLimits } from '../../src/agent/agent-limits.ts';
 import type { ExecuteToolFn } from '../../src/agent/tool-contract.ts';
+import type { ChatAgent, ChatAgentResult } from '../../src/agent/chat-agent.ts';
 import { createChatAgent } from '../../src/agent/create-chat-agent.ts';
 import { createToolSession } from '../../src/auth/create-tool-session.ts';
 import type { ChatMessage, FunctionTool } from '../../src/openai/chat-request.ts';
@@ -108,7 +109,7 @@ function request(): ChatParams {
   };
 }
 
-function agent(upstream: ModelUpstream, executeTool: ExecuteToolFn): ModelUpstream {
+function agent(upstream: ModelUpstream, executeTool: ExecuteToolFn): ChatAgent {
   let n = 0;
   const tools = { definitions: () => toolDefinitions, execute: executeTool };
   return createChatAgent({
@@ -172,19 +173,18 @@ async function overhead(): Promise<BenchRow[]> {
   });
 
   const gw = agent(upstream, instantTool);
-  const check = (c: UpstreamCompletion) => {
-    const trace = c.extensions?.fhir_agent as { steps: unknown[]; tool_calls: unknown[] } | undefined;
+  const check = ({ completion: c, trace }: ChatAgentResult) => {
     if (trace?.steps.length !== STEPS || trace.tool_calls.length !== STEPS - 1 || !c.content) {
       throw new Error(`agent loop did not run ${STEPS} steps: ${JSON.stringify(trace)}`);
     }
   };
-  check(await gw.doGenerate(request()));
+  check(await gw.generate(request()));
   const looped = await timeRounds(async () => {
-    await gw.doGenerate(request());
+    await gw.generate(request());
   });
-  if (!(await drain(await gw.doStream(request())))) throw new Error('streamed agent loop gave no content');
+  if (!(await drain(await gw.stream(request())))) throw new Error('streamed agent loop gave no content');
   const loopedStream = await timeRounds(async () => {
-    if (!(await drain(await gw.doStream(request())))) throw new Error('streamed agent loop gave no content');
+    if (!(await drain(await gw.stream(request())))) throw new Error('streamed agent loop gave no content');
   });
 
   const steps = REQUESTS * STEPS;
@@ -227,11 +227,11 @@ async function parallelTools(): Promise<BenchRow[]> {
     const once = async () => {
       const t0 = performance.now();
       if (stream) {
-        await drain(await gw.doStream(request()));
+        await drain(await gw.stream(request()));
       } else {
-        const c = await gw.doGenerate(request());
-        const trace = c.extensions?.fhir_agent as { tool_calls: Array<{ ok: boolean }> };
-        if (trace.tool_calls.length !== calls || !trace.tool_calls.every((t) => t.ok)) throw new Error(`expected ${calls} ok tool calls`);
+        const { trace } = await gw.generate(request());
+        if (!trace || trace.tool_calls.length !== calls || !trace.tool_calls.every((t) => t.ok))
+          throw new Error(`expected ${calls} ok tool calls`);
       }
       return performance.now() - t0;
     };
