@@ -136,3 +136,32 @@ describe('the in-process client answers as the HTTP client does', () => {
     await expect(objects.searchResources('Observation', {}, { signal: ac.signal })).rejects.toThrow('stop');
   });
 });
+
+describe('what the in-process client sends', () => {
+  it('leaves the caller’s objects as they were: a transaction’s urn: references are resolved in a copy', async () => {
+    const bundle: Bundle = {
+      resourceType: 'Bundle',
+      type: 'transaction',
+      entry: [
+        {
+          fullUrl: 'urn:uuid:6c1b0c5e-0000-4000-8000-000000000001',
+          resource: { resourceType: 'Patient' },
+          request: { method: 'POST', url: 'Patient' },
+        },
+        {
+          resource: {
+            resourceType: 'Observation',
+            status: 'final',
+            code: { text: 'copy' },
+            subject: { reference: 'urn:uuid:6c1b0c5e-0000-4000-8000-000000000001' },
+          },
+          request: { method: 'POST', url: 'Observation' },
+        },
+      ],
+    };
+    const before = structuredClone(bundle);
+    const answer = await objects.executeBatch(bundle);
+    expect(answer.type).toBe('transaction-response');
+    expect(bundle).toEqual(before);
+  });
+});

@@ -150,7 +150,9 @@ export function createInProcessFhirClient(opts: InProcessFhirClientOptions): Fhi
     assertResourceType(resource?.resourceType);
     const headers: Record<string, string> = { prefer: 'return=representation' };
     if (options?.ifNoneExist) headers['if-none-exist'] = options.ifNoneExist;
-    const created = await send<unknown>({ method: 'POST', segments: [resource.resourceType], body: resource, headers }, options);
+    // A copy, as a request body is: Medplum's router may rewrite what it is given (references in a batch).
+    const body = structuredClone(resource);
+    const created = await send<unknown>({ method: 'POST', segments: [resource.resourceType], body, headers }, options);
     if (isResourceOf(created, resource.resourceType) && (created as Resource).id) return created as T;
     throw badGateway(`The FHIR server did not return the created ${resource.resourceType}`);
   }
@@ -160,7 +162,7 @@ export function createInProcessFhirClient(opts: InProcessFhirClientOptions): Fhi
       const outcome = badRequest('Bundle.type must be batch or transaction', 'Bundle.type');
       throw new FhirError('executeBatch needs a batch or transaction Bundle', 400, outcome);
     }
-    const answer = await send<unknown>({ method: 'POST', segments: [], body: bundle }, options);
+    const answer = await send<unknown>({ method: 'POST', segments: [], body: structuredClone(bundle) }, options);
     if (!isResourceOf(answer, 'Bundle')) throw badGateway('Expected a Bundle in reply to a batch');
     return answer as Bundle;
   }
