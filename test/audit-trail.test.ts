@@ -190,7 +190,7 @@ describe('when the audit is on', () => {
     expect((await gateway.app.inject({ url: '/fhir/Patient/S1000002', headers: { authorization: 'Bearer k1' } })).statusCode).toBe(200);
     await gateway.close();
     expect(lines.map((l) => JSON.parse(l))).toContainEqual(
-      expect.objectContaining({ msg: 'audit record not written', err: 'disk full', subtype: 'read', keyId: 'API_KEYS#1' }),
+      expect.objectContaining({ msg: 'audit record not written', err: 'disk full', subtype: 'read', callerId: 'API_KEYS#1' }),
     );
   });
 });
@@ -198,7 +198,7 @@ describe('when the audit is on', () => {
 describe('AUDIT_SINK=file', () => {
   const event = (n: number) =>
     buildAuditEvent(
-      { subtype: 'read', keyId: `k${n}`, status: 200, references: [`Observation/o${n}`], patients: ['S1000002'] },
+      { subtype: 'read', callerId: `k${n}`, status: 200, references: [`Observation/o${n}`], patients: ['S1000002'] },
       new Date(0),
     );
 
@@ -278,7 +278,7 @@ describe('AUDIT_SINK=file', () => {
     await sink.write(event(1));
     await sink.write(
       buildAuditEvent(
-        { subtype: 'read', keyId: 'other', status: 200, references: ['Patient/S10000021'], patients: ['S10000021'] },
+        { subtype: 'read', callerId: 'other', status: 200, references: ['Patient/S10000021'], patients: ['S10000021'] },
         new Date(0),
       ),
     );

@@ -78,8 +78,8 @@ function auditEvents(): AuditEvent[] {
     .filter(Boolean)
     .map((l) => JSON.parse(l) as AuditEvent);
 }
-const byKeyAndTool = (keyId: string, tool: string) => (e: AuditEvent) =>
-  e.agent[0]?.altId === keyId && e.agent[1]?.who?.display === `fhir-agent-gateway tool ${tool}`;
+const byKeyAndTool = (callerId: string, tool: string) => (e: AuditEvent) =>
+  e.agent[0]?.altId === callerId && e.agent[1]?.who?.display === `fhir-agent-gateway tool ${tool}`;
 
 beforeAll(async () => {
   gw = await startGateway({
@@ -107,7 +107,12 @@ describe('tools/list', () => {
 
   it('lists the write tools only for a key that may write', async () => {
     const { tools: listed } = await (await connect(key.writer)).listTools();
-    expect(listed.map((t) => t.name)).toEqual([...READ_TOOLS.filter((n) => toolRegistry.has(n)), ...WRITE_TOOLS, 'echo_note', 'always_fails']);
+    expect(listed.map((t) => t.name)).toEqual([
+      ...READ_TOOLS.filter((n) => toolRegistry.has(n)),
+      ...WRITE_TOOLS,
+      'echo_note',
+      'always_fails',
+    ]);
     expect(listed.find((t) => t.name === 'record_observation')!.annotations).toMatchObject({ readOnlyHint: false });
     expect(listed.find((t) => t.name === 'record_observation')!.inputSchema).toEqual(
       tools.find((d) => d.function.name === 'record_observation')!.function.parameters,

@@ -30,7 +30,7 @@ describe('createAuditBudget', () => {
 describe('fitAuditEvent', () => {
   const facts = {
     subtype: 'search-type' as const,
-    keyId: 'k1',
+    callerId: 'k1',
     status: 200,
     searchedType: 'Observation',
     query: 'Observation?patient',

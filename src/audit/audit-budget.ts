@@ -8,32 +8,32 @@ const WINDOW_MS = 60_000;
 const BUCKET_MS = 1000;
 
 export interface AuditBudget {
-  spend(keyId: string, bytes: number): void;
-  /** Whether `keyId` may start another request now. */
-  check(keyId: string): RateDecision;
+  spend(callerId: string, bytes: number): void;
+  /** Whether `callerId` may start another request now. */
+  check(callerId: string): RateDecision;
 }
 
 export function createAuditBudget({ perMinute, now = Date.now }: { perMinute: number; now?: () => number }): AuditBudget {
   const spent = new Map<string, Array<{ at: number; bytes: number }>>();
-  const live = (keyId: string, t: number) => {
-    const buckets = (spent.get(keyId) ?? []).filter((b) => t - b.at < WINDOW_MS);
-    if (buckets.length) spent.set(keyId, buckets);
-    else spent.delete(keyId);
+  const live = (callerId: string, t: number) => {
+    const buckets = (spent.get(callerId) ?? []).filter((b) => t - b.at < WINDOW_MS);
+    if (buckets.length) spent.set(callerId, buckets);
+    else spent.delete(callerId);
     return buckets;
   };
   return {
-    spend(keyId, bytes) {
+    spend(callerId, bytes) {
       if (perMinute === 0) return;
       const t = now();
-      const buckets = live(keyId, t);
+      const buckets = live(callerId, t);
       const last = buckets.at(-1);
       if (last && t - last.at < BUCKET_MS) last.bytes += bytes;
-      else spent.set(keyId, [...buckets, { at: t, bytes }]);
+      else spent.set(callerId, [...buckets, { at: t, bytes }]);
     },
-    check(keyId) {
+    check(callerId) {
       if (perMinute === 0) return { ok: true, retryAfterS: 0 };
       const t = now();
-      const buckets = live(keyId, t);
+      const buckets = live(callerId, t);
       let total = buckets.reduce((n, b) => n + b.bytes, 0);
       if (total < perMinute) return { ok: true, retryAfterS: 0 };
       // Until enough of the oldest buckets leave the window to bring the total under the budget.

@@ -22,7 +22,7 @@ export type AuditSubtype =
 export interface AuditFacts {
   subtype: AuditSubtype;
   /** The API key's id. */
-  keyId: string;
+  callerId: string;
   /** The HTTP status, or undefined when no answer came (network, timeout). */
   status: number | undefined;
   /** Why the gateway refused, when it did (names no data). */
@@ -99,8 +99,8 @@ export function buildAuditEvent(f: AuditFacts, recorded: Date): AuditEvent {
   const agent: AuditEvent['agent'] = [
     {
       type: { coding: [{ system: 'http://dicom.nema.org/resources/ontology/DCM', code: '110153', display: 'Source Role ID' }] },
-      who: { identifier: { system: KEY_ID_SYSTEM, value: f.keyId }, display: f.keyId },
-      altId: f.keyId,
+      who: { identifier: { system: KEY_ID_SYSTEM, value: f.callerId }, display: f.callerId },
+      altId: f.callerId,
       requestor: true,
       ...(f.address ? { network: { address: f.address, type: '2' as const } } : {}),
     },

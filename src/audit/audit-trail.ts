@@ -20,9 +20,9 @@ export interface AuditTrail {
 export interface AuditTrailOptions {
   sink: AuditSink;
   now?: () => Date;
-  onError: (err: Error, facts: Pick<AuditFacts, 'subtype' | 'keyId'>) => void;
+  onError: (err: Error, facts: Pick<AuditFacts, 'subtype' | 'callerId'>) => void;
   /** Each record's key and size, once written (the per-key audit budget). */
-  onWritten?: (keyId: string, bytes: number) => void;
+  onWritten?: (callerId: string, bytes: number) => void;
 }
 
 export function createAuditTrail({ sink, now = () => new Date(), onError, onWritten }: AuditTrailOptions): AuditTrail {
@@ -32,10 +32,10 @@ export function createAuditTrail({ sink, now = () => new Date(), onError, onWrit
         const event = options?.maxBytes === undefined ? buildAuditEvent(facts, now()) : fitAuditEvent(facts, now(), options.maxBytes);
         const bytes = Buffer.byteLength(JSON.stringify(event)) + 1;
         await sink.write(event);
-        onWritten?.(facts.keyId, bytes);
+        onWritten?.(facts.callerId, bytes);
         return bytes;
       } catch (err) {
-        onError(err instanceof Error ? err : new Error(String(err)), { subtype: facts.subtype, keyId: facts.keyId });
+        onError(err instanceof Error ? err : new Error(String(err)), { subtype: facts.subtype, callerId: facts.callerId });
         return 0;
       }
     },

@@ -26,7 +26,7 @@ export interface AccessControl {
    */
   toolSession(caller: CallerContext | undefined, scope?: ToolSessionScope): ToolSession;
   /** Whether a key may start another request under AUDIT_KEY_MAX_BYTES_PER_MINUTE (the app's guard answers 429). */
-  auditBudget(keyId: string): RateDecision;
+  auditBudget(callerId: string): RateDecision;
   close(): Promise<void>;
 }
 

@@ -50,7 +50,7 @@ export async function guardFhirRequest(req: EmbeddedFhirRequest, o: GuardFhirReq
   const target = i.id && type ? [`${type}/${i.id}`] : [];
   const facts = (f: Partial<AuditFacts> & Pick<AuditFacts, 'status'>): AuditFacts => ({
     subtype,
-    keyId: o.access.id,
+    callerId: o.access.id,
     address: o.address,
     searchedType: subtype === 'search-type' ? type : undefined,
     references: target,

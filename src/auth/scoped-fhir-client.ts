@@ -94,7 +94,7 @@ export function createScopedFhirClient({ fhir, access, audit, tool, maxRead = In
     const bytes = await audit.record(
       {
         subtype: i.subtype === 'capabilities' ? 'operation' : i.subtype,
-        keyId: access.id,
+        callerId: access.id,
         tool,
         searchedType: search ? i.resourceTypes[0] : undefined,
         query: search ? queryShape(i.resourceTypes[0], i.searchPairs ?? []) : undefined,

@@ -17,7 +17,7 @@ export interface GatewayMetrics {
   upstreamAttempt(): void;
   /** A failed attempt, by cause: http_429, http_4xx, http_5xx, timeout, network, reply. */
   upstreamError(cause: string): void;
-  tokens(model: string, keyId: string, type: TokenType, count: number): void;
+  tokens(model: string, callerId: string, type: TokenType, count: number): void;
   toolCall(tool: string, outcome: string, seconds: number): void;
   fhirRequest(method: string, resourceType: string, status: number, seconds: number): void;
   /** One call of the in-process model: its completion tokens per second, and whether its prompt was cached. */
@@ -104,12 +104,12 @@ export function createGatewayMetrics(): GatewayMetrics {
     timeToFirstToken: (model, seconds) => ttft.observe(ttft.cell(model), seconds),
     upstreamAttempt: () => void attempts.value++,
     upstreamError: (cause) => void upstreamErrors.cell(cause).value++,
-    tokens(model, keyId, type, count) {
+    tokens(model, callerId, type, count) {
       if (count <= 0) return;
-      const key = `${model}\u0000${keyId}`;
+      const key = `${model}\u0000${callerId}`;
       let cells = tokenCells.get(key);
       if (!cells) {
-        const cell = (t: TokenType) => tokens.cell(model, keyId, t);
+        const cell = (t: TokenType) => tokens.cell(model, callerId, t);
         tokenCells.set(
           key,
           (cells = { prompt: cell('prompt'), completion: cell('completion'), cached: cell('cached'), reasoning: cell('reasoning') }),

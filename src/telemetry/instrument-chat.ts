@@ -10,13 +10,13 @@ import { observeDeltas } from './observe-deltas.ts';
 import { withStepSlot } from './step-slot.ts';
 import type { Telemetry } from './telemetry.ts';
 
-const keyIdOf = (options: CallOptions | undefined) => options?.caller?.id ?? 'none';
+const callerIdOf = (options: CallOptions | undefined) => options?.caller?.id ?? 'none';
 
-function countTokens(metrics: GatewayMetrics, model: string, keyId: string, u: Usage) {
-  metrics.tokens(model, keyId, 'prompt', u.prompt_tokens);
-  metrics.tokens(model, keyId, 'completion', u.completion_tokens);
-  if (u.cached_tokens) metrics.tokens(model, keyId, 'cached', u.cached_tokens);
-  if (u.reasoning_tokens) metrics.tokens(model, keyId, 'reasoning', u.reasoning_tokens);
+function countTokens(metrics: GatewayMetrics, model: string, callerId: string, u: Usage) {
+  metrics.tokens(model, callerId, 'prompt', u.prompt_tokens);
+  metrics.tokens(model, callerId, 'completion', u.completion_tokens);
+  if (u.cached_tokens) metrics.tokens(model, callerId, 'cached', u.cached_tokens);
+  if (u.reasoning_tokens) metrics.tokens(model, callerId, 'reasoning', u.reasoning_tokens);
 }
 
 export function instrumentChat(upstream: ChatAgent, t: Telemetry): ChatAgent {
@@ -25,14 +25,14 @@ export function instrumentChat(upstream: ChatAgent, t: Telemetry): ChatAgent {
   // Only with tracing: a context per call is not free, and metrics need none.
   const inSlot = <T>(fn: () => Promise<T>): Promise<T> => (tracer ? context.with(withStepSlot(context.active(), {}), fn) : fn());
 
-  const observed = (deltas: AsyncIterable<UpstreamDelta>, metrics: GatewayMetrics, started: number, keyId: string) => {
+  const observed = (deltas: AsyncIterable<UpstreamDelta>, metrics: GatewayMetrics, started: number, callerId: string) => {
     let first = true;
     return observeDeltas(deltas, {
       onDelta(d) {
         if (first && (d.type === 'content' || d.type === 'reasoning' || d.type === 'tool-call-start')) {
           first = false;
           metrics.timeToFirstToken(model, (performance.now() - started) / 1000);
-        } else if (d.type === 'usage') countTokens(metrics, model, keyId, d.usage);
+        } else if (d.type === 'usage') countTokens(metrics, model, callerId, d.usage);
       },
       // After a 2xx, an upstream failure is the reply breaking off (dropped, stalled, malformed); a cancellation is not.
       onEnd(err) {
@@ -49,14 +49,14 @@ export function instrumentChat(upstream: ChatAgent, t: Telemetry): ChatAgent {
       if (!metrics) return generated;
       // A `then`, not an async wrapper: one promise fewer on every request.
       return generated.then((r) => {
-        if (r.completion.usage) countTokens(metrics, model, keyIdOf(options), r.completion.usage);
+        if (r.completion.usage) countTokens(metrics, model, callerIdOf(options), r.completion.usage);
         return r;
       });
     },
     async stream(params: ChatParams, options?: CallOptions) {
       const started = performance.now();
       const deltas = await inSlot(() => upstream.stream(params, options));
-      return metrics ? observed(deltas, metrics, started, keyIdOf(options)) : deltas;
+      return metrics ? observed(deltas, metrics, started, callerIdOf(options)) : deltas;
     },
   };
 }
