@@ -5,6 +5,7 @@ import type { UpstreamDelta } from '../src/upstream/model-upstream.ts';
 import { llamaCppPythonDialect } from '../src/upstream/dialects/llama-cpp-python.ts';
 import { vllmDialect } from '../src/upstream/dialects/vllm.ts';
 import { normaliseStream } from '../src/upstream/normalise-stream.ts';
+import { deltaBatches } from '../src/upstream/delta-batches.ts';
 import { UpstreamError } from '../src/upstream/upstream-error.ts';
 
 const enc = new TextEncoder();
@@ -24,10 +25,12 @@ const usageChunk = `data: ${JSON.stringify({ id: 'x', choices: [], usage: { prom
 describe('normaliseStream batches', () => {
   it('groups the deltas of one network read, reasoning split from <think> content', async () => {
     const batches: UpstreamDelta[][] = [];
-    for await (const b of open(
-      chunk({ content: '<think>pla' }) + chunk({ content: 'n</think>Hi' }),
-      chunk({ content: ' there' }) + chunk({}, 'stop') + 'data: [DONE]\n\n',
-    ).batches())
+    for await (const b of deltaBatches(
+      open(
+        chunk({ content: '<think>pla' }) + chunk({ content: 'n</think>Hi' }),
+        chunk({ content: ' there' }) + chunk({}, 'stop') + 'data: [DONE]\n\n',
+      ),
+    ))
       batches.push(b);
     expect(batches).toEqual([
       [
@@ -55,8 +58,8 @@ describe('normaliseStream batches', () => {
 
   it('one body, one reader', async () => {
     const s = open(chunk({}, 'stop'));
-    s.batches();
-    expect(() => s.batches()).toThrow(/already read/);
+    deltaBatches(s);
+    expect(() => deltaBatches(s)).toThrow(/already read/);
   });
 
   it('usage the upstream reported passes through, and nothing else is added', async () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../openai/api-error.ts';
 import type { UpstreamDelta } from '../upstream/model-upstream.ts';
-import { createChunkEncoder, type Emitted } from './chunk-encoder.ts';
+import { createChunkEncoder } from './chunk-encoder.ts';
 
 const BASE = { id: 'chatcmpl-1', object: 'chat.completion.chunk', created: 1700000000, model: 'acme/m' };
 const encoder = (over: { choices?: number; jsonMode?: boolean; includeUsage?: boolean } = {}) =>
@@ -10,9 +10,14 @@ const encoder = (over: { choices?: number; jsonMode?: boolean; includeUsage?: bo
 /** The bytes JSON.stringify gives for a choice chunk: the encoder's hand-built fast path must match them exactly. */
 const choiceJson = (index: number, delta: Record<string, unknown>, finish: string | null = null) =>
   JSON.stringify({ ...BASE, choices: [{ index, delta, logprobs: null, finish_reason: finish }] });
-const json = (list: Emitted[]) => list.map((e) => (e.kind === 'chunk' ? e.json : ': keepalive'));
+/** The encoder's SSE text as its events: each chunk's JSON, or ': keepalive' for the comment. */
+const json = (sse: string) =>
+  sse
+    .split('\n\n')
+    .filter(Boolean)
+    .map((e) => (e.startsWith('data: ') ? e.slice(6) : ': keepalive'));
 const feed = (enc: ReturnType<typeof encoder>, deltas: UpstreamDelta[], index = 0) =>
-  deltas.flatMap((delta) => json(enc.encode({ index, delta })));
+  deltas.flatMap((delta) => json(enc.encode(index, delta)));
 
 describe('createChunkEncoder', () => {
   it('opens every choice with role assistant and empty content', () => {
@@ -49,7 +54,7 @@ describe('createChunkEncoder', () => {
 
   it('finish is one chunk with an empty delta; keep-alives and extensions pass through', () => {
     expect(feed(encoder(), [{ type: 'finish', finishReason: 'stop' }])).toEqual([choiceJson(0, {}, 'stop')]);
-    expect(encoder().encode({ index: 0, delta: { type: 'keepalive' } })).toEqual([{ kind: 'keepalive' }]);
+    expect(encoder().encode(0, { type: 'keepalive' })).toBe(': keep-alive\n\n');
     expect(feed(encoder(), [{ type: 'extension', data: { fhir_agent: { event: 'tool_call', id: 'c1' } } }])).toEqual([
       JSON.stringify({ ...BASE, choices: [], fhir_agent: { event: 'tool_call', id: 'c1' } }),
     ]);
@@ -85,7 +90,7 @@ describe('createChunkEncoder', () => {
     expect(json(silent.end())).toEqual([JSON.stringify({ ...BASE, choices: [], usage: null })]);
     const notAsked = encoder({ includeUsage: false });
     feed(notAsked, [step(1, 1, 0)]);
-    expect(notAsked.end()).toEqual([]);
+    expect(notAsked.end()).toBe('');
   });
 
   describe('cut off while reasoning (finish_reason length)', () => {
@@ -141,7 +146,7 @@ describe('createChunkEncoder', () => {
     it('throws invalid_json_output when a finished turn holds no JSON', () => {
       const bad = encoder({ jsonMode: true });
       feed(bad, [{ type: 'content', text: 'no json here' }]);
-      expect(() => bad.encode({ index: 0, delta: { type: 'finish', finishReason: 'stop' } })).toThrow(ApiError);
+      expect(() => bad.encode(0, { type: 'finish', finishReason: 'stop' })).toThrow(ApiError);
     });
 
     it('a cut-off by max_tokens is no error: the partial text, then finish_reason length; never the reasoning', () => {

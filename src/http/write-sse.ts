@@ -2,8 +2,9 @@
 // `data: {"error":{...}}` event before the connection closes, and the stream always ends (finally).
 import type { FastifyReply } from 'fastify';
 import type { ApiError } from '../openai/api-error.ts';
+import { deltaBatches } from '../upstream/delta-batches.ts';
 import type { UpstreamDelta } from '../upstream/model-upstream.ts';
-import type { createChunkEncoder, Emitted, IndexedDelta } from './chunk-encoder.ts';
+import type { createChunkEncoder, IndexedDelta } from './chunk-encoder.ts';
 
 /** Resolves true when the stream ran to `[DONE]`, false when it ended with an error event. */
 export async function writeSse(o: {
@@ -40,20 +41,12 @@ export async function writeSse(o: {
     if (raw.write(s)) return undefined;
     return new Promise<void>((resolve) => (raw.once('drain', resolve), raw.once('close', resolve)));
   };
-  const serialise = (list: Emitted[]) => {
-    let out = '';
-    for (const e of list) out += e.kind === 'keepalive' ? ': keep-alive\n\n' : `data: ${e.json}\n\n`;
-    return out;
-  };
-  const emit = (list: Emitted[]) => {
-    const out = serialise(list);
-    return out ? write(out) : undefined;
-  };
+  const emit = (out: string) => (out ? write(out) : undefined);
   /** A whole upstream read at once: one write and one await instead of one per delta. */
   const emitBatch = (batch: UpstreamDelta[]) => {
     let out = '';
     try {
-      for (const delta of batch) out += serialise(o.encoder.encode({ index: 0, delta }));
+      for (const delta of batch) out += o.encoder.encode(0, delta);
     } catch (err) {
       // What was encoded before the failure still goes out, as it would have delta by delta.
       if (out && !raw.destroyed) void write(out);
@@ -64,13 +57,13 @@ export async function writeSse(o: {
   try {
     await emit(o.encoder.start());
     if ('single' in o.deltas) {
-      for await (const batch of batchesOf(o.deltas.single)) {
+      for await (const batch of deltaBatches(o.deltas.single)) {
         const pushedBack = emitBatch(batch);
         if (pushedBack) await pushedBack;
       }
     } else {
       for await (const d of o.deltas.merged) {
-        const pushedBack = emit(o.encoder.encode(d));
+        const pushedBack = emit(o.encoder.encode(d.index, d.delta));
         if (pushedBack) await pushedBack;
       }
     }
@@ -83,17 +76,4 @@ export async function writeSse(o: {
   } finally {
     raw.end();
   }
-}
-
-/**
- * The upstream's own batches (one per network read) when it has them, else one delta at a time. Re-measured on the
- * compiled build (issue 20, gateway bench, burst streams of 200 chunks, same machine minutes apart): 611 req/s
- * (0.194× the bare proxy) with the batches against 399 (0.109×) one delta at a time; paced streams the same.
- */
-function batchesOf(s: AsyncIterable<UpstreamDelta>): AsyncIterable<UpstreamDelta[]> {
-  const batched = s as { batches?: () => AsyncIterable<UpstreamDelta[]> };
-  if (typeof batched.batches === 'function') return batched.batches();
-  return (async function* () {
-    for await (const delta of s) yield [delta];
-  })();
 }

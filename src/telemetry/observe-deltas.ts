@@ -1,11 +1,8 @@
 // Watches a stream of deltas without costing it its batches: the SSE writer sends all the deltas of one network
-// read in one write when the stream offers `batches()` (see src/upstream/normalise-stream.ts), and a plain async
-// generator around it would turn that into one write per delta. One callback per delta, synchronously.
+// read in one write when the stream is batched (src/upstream/delta-batches.ts), and a plain async generator around
+// it would turn that into one write per delta. One callback per delta, synchronously.
+import { batchedDeltas, deltaBatches, isBatched } from '../upstream/delta-batches.ts';
 import type { UpstreamDelta } from '../upstream/model-upstream.ts';
-
-interface MaybeBatched extends AsyncIterable<UpstreamDelta> {
-  batches?: () => AsyncIterable<UpstreamDelta[]>;
-}
 
 export interface DeltaWatch {
   onDelta(d: UpstreamDelta): void;
@@ -13,7 +10,7 @@ export interface DeltaWatch {
   onEnd(err?: unknown): void;
 }
 
-export function observeDeltas(source: MaybeBatched, watch: DeltaWatch): MaybeBatched {
+export function observeDeltas(source: AsyncIterable<UpstreamDelta>, watch: DeltaWatch): AsyncIterable<UpstreamDelta> {
   let ended = false;
   const end = (err?: unknown) => {
     if (ended) return;
@@ -44,8 +41,10 @@ export function observeDeltas(source: MaybeBatched, watch: DeltaWatch): MaybeBat
       };
     },
   });
-  const out: MaybeBatched = wrap(source, (d) => watch.onDelta(d));
-  const batched = source.batches?.bind(source);
-  if (batched) out.batches = () => wrap(batched(), (batch) => batch.forEach((d) => watch.onDelta(d)));
-  return out;
+  if (!isBatched(source)) return wrap(source, (d) => watch.onDelta(d));
+  return batchedDeltas(() =>
+    wrap(deltaBatches(source), (batch) => {
+      for (const d of batch) watch.onDelta(d);
+    }),
+  );
 }

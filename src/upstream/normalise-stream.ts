@@ -5,6 +5,7 @@
 import type { UpstreamDialect } from './dialects/upstream-dialect.ts';
 import { openaiCompatibleDialect } from './dialects/openai-compatible.ts';
 import type { FinishReason, UpstreamDelta, Usage } from './model-upstream.ts';
+import { batchedDeltas, type BatchedDeltas } from './delta-batches.ts';
 import { readSseBatches } from './read-sse-batches.ts';
 import { createThinkSplitter, type TextPiece } from './think-splitter.ts';
 import { UpstreamError } from './upstream-error.ts';
@@ -30,11 +31,6 @@ async function* sseBatches(body: AsyncIterable<Uint8Array>): AsyncGenerator<stri
   }
 }
 
-/** A stream of deltas that can also be read a network read at a time (the HTTP edge's fast path). */
-export interface BatchedDeltas extends AsyncIterable<UpstreamDelta> {
-  batches(): AsyncIterable<UpstreamDelta[]>;
-}
-
 export interface NormaliseStreamOptions {
   body: AsyncIterable<Uint8Array>;
   /** False: reasoning is dropped (and reported as `thinking_ignored` if any arrived). */
@@ -52,12 +48,7 @@ export function normaliseStream(o: NormaliseStreamOptions): BatchedDeltas {
     taken = true;
     return normaliseBatches(o);
   };
-  return {
-    batches,
-    async *[Symbol.asyncIterator]() {
-      for await (const batch of batches()) yield* batch;
-    },
-  };
+  return batchedDeltas(batches);
 }
 
 /** The deltas of each network read, together. A failure still delivers what came before it in that read. */
