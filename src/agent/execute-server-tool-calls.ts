@@ -3,6 +3,7 @@ import type { ToolResult, ToolSession } from './tool-contract.ts';
 import type { ToolCall } from '../openai/chat-request.ts';
 import type { TraceToolCall } from './agent-trace-schema.ts';
 import { shownReferences } from './shown-references.ts';
+import { toolMessageContent } from './tool-message-content.ts';
 
 export interface ExecutedToolCall {
   call: ToolCall;
@@ -32,8 +33,7 @@ async function executeOne(call: ToolCall, opts: ExecuteServerToolCallsOptions): 
   const traces: FhirRequestTrace[] = [];
   const started = opts.clock();
   const result = await opts.session.execute(call, { signal: opts.signal, onTrace: (t) => traces.push(t) });
-  // The one form of a tool message, the model's and the eval harness's alike: the whole ToolResult as compact JSON.
-  const content = JSON.stringify(result);
+  const content = toolMessageContent(result);
   const trace: TraceToolCall = {
     id: call.id,
     name: call.function.name,

@@ -1,5 +1,6 @@
 import type { ChatMessage, ToolCall } from '../openai/chat-request.ts';
 import type { ExecutedToolCall } from './execute-server-tool-calls.ts';
+import { toolMessageContent } from './tool-message-content.ts';
 import type { ToolResultCache } from './tool-result-cache.ts';
 
 export interface FillOptions {
@@ -46,7 +47,7 @@ export async function fillServerToolResults(o: FillOptions): Promise<FillResult>
   const run = misses.slice(0, o.maxExecuted);
   for (const call of misses.slice(o.maxExecuted)) {
     const message = `not run: more unanswered tool calls in the history than AGENT_MAX_TOOL_CALLS (${o.maxExecuted}); call it again if still needed`;
-    contents.set(call.id, JSON.stringify({ ok: false, error: { code: 'tool_call_limit', message } }));
+    contents.set(call.id, toolMessageContent({ ok: false, error: { code: 'tool_call_limit', message } }));
     filled.push({ tool_call_id: call.id, source: 'skipped' });
   }
   const executed = run.length ? await o.execute(run) : [];

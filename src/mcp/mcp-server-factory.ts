@@ -13,6 +13,7 @@ import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { packageInfo as pkg } from '../shared/package-info.ts';
 import type { ServerTools, ToolResult, ToolSession, ToolSessionScope } from '../agent/tool-contract.ts';
+import { toolMessageContent } from '../agent/tool-message-content.ts';
 import type { KeyAccess } from '../auth/key-access.ts';
 
 export interface McpServerFactoryOptions {
@@ -36,7 +37,7 @@ const INSTRUCTIONS =
 
 /** The same string the agent loop sends the model as the tool message; a failure is flagged, not thrown. */
 const answer = (result: ToolResult, structured: boolean): CallToolResult => ({
-  content: [{ type: 'text', text: JSON.stringify(result) }],
+  content: [{ type: 'text', text: toolMessageContent(result) }],
   ...(structured && result.ok ? { structuredContent: result.content as Record<string, unknown> } : {}),
   isError: !result.ok,
 });
