@@ -7,6 +7,7 @@ import { createEmbeddedFhirServer, type EmbeddedFhirServer } from '../src/fhir-s
 import type * as parser from '../src/fhir-server/parse-search-query.ts';
 import { parseSearchQuery } from '../src/fhir-server/parse-search-query.ts';
 import { StoreRepository } from '../src/fhir-server/store-repository.ts';
+import { createInProcessFhirClient } from '../src/fhir-client/in-process-fhir-client.ts';
 import { createMedplumFhirClient } from '../src/fhir-client/medplum-fhir-client.ts';
 
 vi.mock('../src/fhir-server/parse-search-query.ts', async (importOriginal) => {
@@ -77,9 +78,14 @@ describe('a type search on the embedded server', () => {
     expect(parses).toHaveBeenCalledTimes(1);
   });
 
-  it('the tools’ client (in-process fetch) costs one parse per page', async () => {
-    const fhir = createMedplumFhirClient({ baseUrl: server.baseUrl, fetch: server.fetch, retries: 0 });
-    const found = await fhir.searchResources('Observation', { patient: 'Patient/p1', _sort: '-date', _count: 2 }, { maxResults: 3 });
+  it.each([
+    ['the tools’ client (objects)', () => createInProcessFhirClient({ baseUrl: server.baseUrl, exchange: server.exchange })],
+    [
+      'the HTTP client over the in-process fetch',
+      () => createMedplumFhirClient({ baseUrl: server.baseUrl, fetch: server.fetch, retries: 0 }),
+    ],
+  ])('%s costs one parse per page', async (_name, client) => {
+    const found = await client().searchResources('Observation', { patient: 'Patient/p1', _sort: '-date', _count: 2 }, { maxResults: 3 });
     expect(found.resources.map((r) => r.id)).toEqual(['o3', 'o2', 'o1']);
     expect(found.pages).toBe(2);
     expect(parses).toHaveBeenCalledTimes(2);
