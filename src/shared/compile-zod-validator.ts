@@ -1,9 +1,9 @@
 // A zod schema compiled to a plain validating function, for the hot paths that check the same shape thousands of
-// times a second (every upstream reply, every stream chunk). zod stays the source of truth: the JSON Schema comes
+// times a second (every chunk of every upstream stream). zod stays the source of truth: the JSON Schema comes
 // from `z.toJSONSchema` and Ajv compiles it once at import. Only schemas whose output is their input qualify (no
 // transforms, defaults, refinements), so a value that passes can be used as the parsed value itself; zod would also
 // strip unknown keys, which callers of these schemas never read. Issue 30 measures what it buys in
-// docs/benchmarks.md ("compiled upstream validation").
+// docs/benchmarks.md ("compiled stream chunk validation").
 import { Ajv } from 'ajv';
 import { z } from 'zod';
 

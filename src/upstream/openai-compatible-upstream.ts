@@ -19,7 +19,7 @@ import { normaliseStream } from './normalise-stream.ts';
 import { splitThink } from './think-splitter.ts';
 import { UpstreamError } from './upstream-error.ts';
 import { isRealReasoning, upstreamNotes } from './upstream-notes.ts';
-import { isWireCompletion, normaliseFinishReason } from './upstream-wire.ts';
+import { normaliseFinishReason, wireCompletionSchema } from './upstream-wire.ts';
 import { randomId } from '../shared/random-id.ts';
 
 export interface OpenAiCompatibleUpstreamOptions {
@@ -121,8 +121,10 @@ export function createOpenAiCompatibleUpstream(o: OpenAiCompatibleUpstreamOption
     } catch {
       throw new UpstreamError('upstream sent a reply that is not JSON', { statusCode: 502, responseBody: text.slice(0, 200), host });
     }
-    if (!isWireCompletion(json)) throw new UpstreamError('upstream sent an unexpected reply', { statusCode: 502, host });
-    const choice = json.choices[0]!;
+    // zod, not the compiled validator the stream chunks use: one check per reply bought nothing measurable (issue 30).
+    const parsed = wireCompletionSchema.safeParse(json);
+    if (!parsed.success) throw new UpstreamError('upstream sent an unexpected reply', { statusCode: 502, host });
+    const choice = parsed.data.choices[0]!;
     const m = choice.message;
     const split = splitThink(m.content ?? '');
     const reasoning = (m.reasoning_content ?? m.reasoning ?? '') + split.reasoning;
@@ -139,7 +141,7 @@ export function createOpenAiCompatibleUpstream(o: OpenAiCompatibleUpstreamOption
       reasoning: thinking && reasoning ? reasoning : null,
       toolCalls,
       finishReason: normaliseFinishReason(choice.finish_reason, toolCalls.length > 0),
-      usage: json.usage ? dialect.transformUsage(json.usage) : null,
+      usage: parsed.data.usage ? dialect.transformUsage(parsed.data.usage) : null,
     };
     // Usage the upstream left out is the HTTP edge's to flag (it sums the choices); a dropped reasoning is ours.
     if (!thinking && isRealReasoning(reasoning)) completion.extensions = { thinking_ignored: true };

@@ -41,11 +41,9 @@ export const wireChunkSchema = z.object({
   error: z.object({ message: z.string().optional() }).passthrough().nullish(),
 });
 
-// Compiled once: checked on every reply and on every stream chunk (hundreds per stream). Issue 30, gateway bench on
-// the compiled build: see docs/benchmarks.md ("compiled upstream validation") for what it buys over safeParse.
-/** A non-streamed reply of the shape the gateway reads (the value itself is the parsed reply). */
-export const isWireCompletion = compileZodValidator(wireCompletionSchema);
-/** One stream chunk of the shape the gateway reads. */
+// Compiled once, for the hundreds of chunks of every stream. Issue 30, docs/benchmarks.md ("compiled stream chunk
+// validation"): burst streams of 200 chunks cost 18% less gateway CPU per stream with this than with safeParse.
+/** One stream chunk of the shape the gateway reads (the value itself is then the parsed chunk). */
 export const isWireChunk = compileZodValidator(wireChunkSchema);
 
 export type WireToolCall = z.infer<typeof wireToolCall>;
