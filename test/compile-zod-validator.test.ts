@@ -3,9 +3,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { isWireChunk, wireChunkSchema, wireCompletionSchema } from '../upstream/upstream-wire.ts';
-import { chatRequestSchema } from '../openai/chat-request.ts';
-import { compileZodValidator } from './compile-zod-validator.ts';
+import { isWireChunk, wireChunkSchema, wireCompletionSchema } from '../src/upstream/upstream-wire.ts';
+import { chatRequestSchema } from '../src/openai/chat-request.ts';
+import { compileZodValidator } from '../src/shared/compile-zod-validator.ts';
 
 const maybe = <T>(a: fc.Arbitrary<T>) => fc.option(fc.oneof(a, fc.constant(undefined) as fc.Arbitrary<T | undefined>), { nil: null });
 /** Strings, numbers (negative, fractional, huge), booleans and null: each field gets the wrong type now and then. */
