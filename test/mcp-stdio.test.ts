@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import type { AuditEvent } from '@medplum/fhirtypes';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
 import { toolRegistry, tools } from '../tools/index.ts';
 import { startGateway, TEST_KEY } from './support/gateway-harness.ts';
@@ -50,31 +50,36 @@ const call = (client: Client, name: string, args: Record<string, unknown>) =>
 const resultOf = (r: CallToolResult) => JSON.parse((r.content[0] as { text: string }).text);
 
 describe('npm run -s mcp', () => {
-  it('lists the read tools, searches the embedded synthetic EHR, and answers bad arguments with an error result', SLOW, async () => {
-    const s = await startStdio('npm', ['run', '-s', 'mcp']);
-    try {
-      const { tools: listed } = await s.client.listTools();
-      expect(listed.map((t) => t.name)).toEqual(READ_TOOLS);
-      for (const t of listed) expect(t.inputSchema).toEqual(tools.find((d) => d.function.name === t.name)!.function.parameters);
+  it(
+    'lists the read tools, searches the embedded synthetic EHR, and answers bad arguments with a JSON-RPC error (-32602)',
+    SLOW,
+    async () => {
+      const s = await startStdio('npm', ['run', '-s', 'mcp']);
+      try {
+        const { tools: listed } = await s.client.listTools();
+        expect(listed.map((t) => t.name)).toEqual(READ_TOOLS);
+        for (const t of listed) expect(t.inputSchema).toEqual(tools.find((d) => d.function.name === t.name)!.function.parameters);
 
-      const found = await call(s.client, 'find_patients', { family: 'Iwasaki', birthdate: '1981-10-21' });
-      expect(found.isError).toBe(false);
-      expect(resultOf(found).content.results).toEqual([expect.objectContaining({ id: 'S1000002', name: 'Farrah N Iwasaki' })]);
+        const found = await call(s.client, 'find_patients', { family: 'Iwasaki', birthdate: '1981-10-21' });
+        expect(found.isError).toBe(false);
+        expect(resultOf(found).content.results).toEqual([expect.objectContaining({ id: 'S1000002', name: 'Farrah N Iwasaki' })]);
 
-      const bad = await call(s.client, 'search_observations', { patient: 'S1000002', date_from: 'soon' });
-      expect(bad.isError).toBe(true);
-      expect(resultOf(bad).error).toMatchObject({ code: 'invalid_arguments', details: [expect.objectContaining({ path: 'date_from' })] });
-      // Writes are off by default: the write tools are neither listed nor run.
-      const write = await call(s.client, 'record_observation', { patient: 'S1000002', code: { code: 'x' }, value_string: 'y' });
-      expect(resultOf(write).error.code).toBe('writes_disabled');
-    } finally {
-      await s.close();
-    }
-    expect(s.clientErrors).toEqual([]);
-    // Logs went to stderr, as pino JSON; the process shut down when the client closed its stdin.
-    expect(s.stderr()).toMatch(/"msg":"MCP stdio server ready"/);
-    expect(s.stderr()).toMatch(/"why":"stdin closed"/);
-  });
+        const bad = await call(s.client, 'search_observations', { patient: 'S1000002', date_from: 'soon' }).catch((e: unknown) => e);
+        expect(bad).toBeInstanceOf(McpError);
+        expect((bad as McpError).code).toBe(ErrorCode.InvalidParams);
+        expect((bad as McpError).data).toEqual([expect.objectContaining({ path: 'date_from' })]);
+        // Writes are off by default: the write tools are neither listed nor run.
+        const write = await call(s.client, 'record_observation', { patient: 'S1000002', code: { code: 'x' }, value_string: 'y' });
+        expect(resultOf(write).error.code).toBe('writes_disabled');
+      } finally {
+        await s.close();
+      }
+      expect(s.clientErrors).toEqual([]);
+      // Logs went to stderr, as pino JSON; the process shut down when the client closed its stdin.
+      expect(s.stderr()).toMatch(/"msg":"MCP stdio server ready"/);
+      expect(s.stderr()).toMatch(/"why":"stdin closed"/);
+    },
+  );
 });
 
 describe('npx fhir-agent-gateway mcp', () => {
