@@ -5,6 +5,7 @@
 import { badRequest, operationOutcomeToString, serverError } from '@medplum/core';
 import type { Bundle, CapabilityStatement, OperationOutcome, Resource } from '@medplum/fhirtypes';
 import { assertResourceId, assertResourceType, encodeSearchParams } from './assert-url-parts.ts';
+import { collectSearchPages } from './collect-search-pages.ts';
 import {
   FhirError,
   type CreateOptions,
@@ -36,8 +37,6 @@ export interface InProcessFhirClientOptions {
   /** Monotonic milliseconds, for trace durations. */
   clock?: () => number;
 }
-
-const MAX_PAGES = 1000;
 
 /** The server answered something unusable: a 502 in the gateway's words, as the HTTP client gives it. */
 function badGateway(message: string): FhirError {
@@ -100,50 +99,16 @@ export function createInProcessFhirClient(opts: InProcessFhirClientOptions): Fhi
     options?: SearchOptions,
   ): Promise<SearchResult<T>> {
     assertResourceType(resourceType);
-    const max = options?.maxResults ?? defaultMax;
-    let call: InProcessCall | undefined = options?.startAt
-      ? pageCall(options.startAt, 'search page')
-      : { method: 'GET', segments: [resourceType], pairs: [...encodeSearchParams(params)] };
-    const resources: T[] = [];
-    const included = new Map<string, Resource>();
-    const pageStarts: Array<{ url: string; index: number }> = [];
-    const seen = new Set<string>();
-    let total: number | undefined;
-    let pages = 0;
-    let truncated = false;
-    while (call) {
-      const url = urlOf(call);
-      if (seen.has(url) || pages >= MAX_PAGES)
-        throw badGateway('Paging loop: a next link leads back to a page already read, or past 1000 pages');
-      seen.add(url);
-      const bundle: unknown = await send<unknown>(call, options);
-      if (!isResourceOf(bundle, 'Bundle')) throw badGateway('Expected a Bundle from a FHIR search');
-      pages++;
-      pageStarts.push({ url, index: resources.length });
-      if (pages === 1 && typeof (bundle as Bundle).total === 'number') total = (bundle as Bundle).total;
-      for (const entry of (bundle as Bundle).entry ?? []) {
-        if (!entry.resource || entry.search?.mode === 'outcome' || entry.resource.resourceType === 'OperationOutcome') continue;
-        if (entry.search?.mode === 'include') included.set(`${entry.resource.resourceType}/${entry.resource.id}`, entry.resource);
-        else resources.push(entry.resource as T);
-      }
-      const next = (bundle as Bundle).link?.find((l) => l.relation === 'next')?.url;
-      call = next ? pageCall(next, 'next-page link') : undefined;
-      if (resources.length >= max) {
-        truncated = resources.length > max || call !== undefined;
-        if (call) pageStarts.push({ url: urlOf(call), index: resources.length });
-        break;
-      }
-    }
-    // From a later page the total counts matches before it too, so only the links say whether more remain.
-    if (total !== undefined && !options?.startAt && total > Math.min(resources.length, max)) truncated = true;
-    return {
-      resources: resources.slice(0, max),
-      total,
-      truncated,
-      pages,
-      pageStarts,
-      ...(included.size ? { included: [...included.values()] } : {}),
-    };
+    return collectSearchPages<T, InProcessCall>({
+      first: options?.startAt
+        ? pageCall(options.startAt, 'search page')
+        : { method: 'GET', segments: [resourceType], pairs: [...encodeSearchParams(params)] },
+      fromStartAt: Boolean(options?.startAt),
+      max: options?.maxResults ?? defaultMax,
+      urlOf,
+      fetchPage: (call) => send<unknown>(call, options),
+      pageOf: (link) => pageCall(link, 'next-page link'),
+    });
   }
 
   async function createResource<T extends Resource>(resource: T, options?: CreateOptions): Promise<T> {

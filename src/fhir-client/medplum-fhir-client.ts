@@ -25,6 +25,7 @@ import {
   type SearchParams,
 } from './fhir-client.ts';
 import { assertResourceId, assertResourceType, encodeSearchParams } from './assert-url-parts.ts';
+import { collectSearchPages } from './collect-search-pages.ts';
 import { describeNetworkFailure } from '../shared/describe-network-failure.ts';
 import { parseRetryAfter } from '../shared/parse-retry-after.ts';
 import { MAX_RETRY_AFTER_MS, isNetworkFailure, isRetryableFailure } from './fhir-retry-policy.ts';
@@ -61,8 +62,6 @@ interface Attempt {
   redirected?: boolean;
   onTrace?: (trace: FhirRequestTrace) => void;
 }
-
-const MAX_PAGES = 1000;
 
 /**
  * The server answered with something unusable, or not at all: a 502 in the gateway's own words. Never an
@@ -213,11 +212,6 @@ export function createMedplumFhirClient(opts: MedplumFhirClientOptions): FhirCli
     return value as T;
   }
 
-  function nextPageUrl(bundle: Bundle, current: string): string | undefined {
-    const next = bundle.link?.find((l) => l.relation === 'next')?.url;
-    return next ? pageOfThisServer(next, current, 'next-page link') : undefined;
-  }
-
   /** Only pages of this server's FHIR base: a link elsewhere (another host, or another path on this one) would
    * carry our headers where nobody configured them. */
   function pageOfThisServer(link: string, current: string, what: string): string {
@@ -234,51 +228,17 @@ export function createMedplumFhirClient(opts: MedplumFhirClientOptions): FhirCli
     options?: SearchOptions,
   ): Promise<SearchResult<T>> {
     assertResourceType(resourceType);
-    const max = options?.maxResults ?? defaultMax;
     const query = encodeSearchParams(params).toString();
-    let url: string | undefined = options?.startAt
-      ? pageOfThisServer(options.startAt, `${baseUrl}/`, 'search page')
-      : `${baseUrl}/${resourceType}${query ? `?${query}` : ''}`;
-    const seen = new Set<string>();
-    const resources: T[] = [];
-    const included = new Map<string, Resource>();
-    const pageStarts: Array<{ url: string; index: number }> = [];
-    let total: number | undefined;
-    let pages = 0;
-    let truncated = false;
-    while (url) {
-      if (seen.has(url) || pages >= MAX_PAGES)
-        throw badGateway('Paging loop: a next link leads back to a page already read, or past 1000 pages');
-      seen.add(url);
-      const pageUrl: string = url;
-      const { value: bundle } = await exchange((o) => medplum.get<Bundle>(pageUrl, o), options, true);
-      if (!isResourceOf(bundle, 'Bundle')) throw badGateway('Expected a Bundle from a FHIR search');
-      pages++;
-      pageStarts.push({ url: pageUrl, index: resources.length });
-      if (pages === 1 && typeof (bundle as Bundle).total === 'number') total = (bundle as Bundle).total;
-      for (const entry of (bundle as Bundle).entry ?? []) {
-        if (!entry.resource || entry.search?.mode === 'outcome' || entry.resource.resourceType === 'OperationOutcome') continue;
-        if (entry.search?.mode === 'include') included.set(`${entry.resource.resourceType}/${entry.resource.id}`, entry.resource);
-        else resources.push(entry.resource as T);
-      }
-      url = nextPageUrl(bundle as Bundle, pageUrl);
-      if (resources.length >= max) {
-        truncated = resources.length > max || url !== undefined;
-        // The page not fetched, so a walk that showed all of these starts there.
-        if (url) pageStarts.push({ url, index: resources.length });
-        break;
-      }
-    }
-    // From a later page the total counts matches before it too, so only the links say whether more remain.
-    if (total !== undefined && !options?.startAt && total > Math.min(resources.length, max)) truncated = true;
-    return {
-      resources: resources.slice(0, max),
-      total,
-      truncated,
-      pages,
-      pageStarts,
-      ...(included.size ? { included: [...included.values()] } : {}),
-    };
+    return collectSearchPages<T, string>({
+      first: options?.startAt
+        ? pageOfThisServer(options.startAt, `${baseUrl}/`, 'search page')
+        : `${baseUrl}/${resourceType}${query ? `?${query}` : ''}`,
+      fromStartAt: Boolean(options?.startAt),
+      max: options?.maxResults ?? defaultMax,
+      urlOf: (url) => url,
+      fetchPage: async (url) => (await exchange((o) => medplum.get<Bundle>(url, o), options, true)).value,
+      pageOf: (link, current) => pageOfThisServer(link, current, 'next-page link'),
+    });
   }
 
   async function createResource<T extends Resource>(resource: T, options?: CreateOptions): Promise<T> {
