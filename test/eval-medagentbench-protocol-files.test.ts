@@ -9,6 +9,7 @@ import { composeGateway } from '../src/compose-gateway.ts';
 import { loadConfig } from '../src/config.ts';
 import { readEvalLog } from '../evals/eval-log.ts';
 import { mabSeedTasks } from '../evals/medagentbench/seed-tasks.ts';
+import { mabProtocolRunArgs } from './support/mab-protocol-run-args.ts';
 import { runEvalCli } from './support/run-eval-cli.ts';
 import { startScriptedProtocolModel, type ScriptedProtocolModel } from './support/scripted-protocol-model.ts';
 
@@ -39,6 +40,14 @@ describe('--protocol medagentbench with a task module given by --prompt-file and
   let dir: string;
   let model: ScriptedProtocolModel;
   const tasks = mabSeedTasks().slice(1, 2);
+  const runArgs = (modelName: string, baseUrl: string, log: string) =>
+    mabProtocolRunArgs({
+      tasks: path.join(dir, 'tasks.json'),
+      module: { promptFile: path.join(dir, 'module.py'), funcs: path.join(dir, 'funcs.json') },
+      model: modelName,
+      baseUrl,
+      log,
+    });
 
   beforeAll(async () => {
     dir = mkdtempSync(path.join(tmpdir(), 'mab-files-'));
@@ -53,26 +62,7 @@ describe('--protocol medagentbench with a task module given by --prompt-file and
 
   it('fills the module template as str.format does and answers with the module replies', async () => {
     const log = path.join(dir, 'run.jsonl');
-    const run = await runEvalCli([
-      'run',
-      '--tasks',
-      path.join(dir, 'tasks.json'),
-      '--protocol',
-      'medagentbench',
-      '--prompt-file',
-      path.join(dir, 'module.py'),
-      '--funcs',
-      path.join(dir, 'funcs.json'),
-      '--solver',
-      'model',
-      '--model',
-      'scripted',
-      '--base-url',
-      model.baseUrl,
-      '--log',
-      log,
-      '--quiet',
-    ]);
+    const run = await runEvalCli(runArgs('scripted', model.baseUrl, log));
     expect(run.stderr).not.toMatch(/error/i);
     const [sample] = (await readEvalLog(log)).samples;
     const base = /^Use (\S+) with/.exec(sample.history![0].content)![1];
@@ -107,26 +97,7 @@ describe('--protocol medagentbench with a task module given by --prompt-file and
       const origin = await gateway.app.listen({ port: 0, host: '127.0.0.1' });
       const log = path.join(dir, 'via-gateway.jsonl');
       const calls = model.calls.length;
-      const run = await runEvalCli([
-        'run',
-        '--tasks',
-        path.join(dir, 'tasks.json'),
-        '--protocol',
-        'medagentbench',
-        '--prompt-file',
-        path.join(dir, 'module.py'),
-        '--funcs',
-        path.join(dir, 'funcs.json'),
-        '--solver',
-        'model',
-        '--model',
-        'fhir-agent/clinical-reasoner',
-        '--base-url',
-        `${origin}/v1`,
-        '--log',
-        log,
-        '--quiet',
-      ]);
+      const run = await runEvalCli(runArgs('fhir-agent/clinical-reasoner', `${origin}/v1`, log));
       expect(run.stderr).not.toMatch(/error/i);
       const [sample] = (await readEvalLog(log)).samples;
       expect(model.calls.length - calls).toBe(3);
@@ -146,16 +117,14 @@ describe('--protocol medagentbench with a task module given by --prompt-file and
     const noDir = await runEvalCli(['run', '--tasks', path.join(dir, 'tasks.json'), '--protocol', 'medagentbench', ...common]);
     expect(noDir.code).toBe(64);
     expect(noDir.stderr).toMatch(/--benchmark-dir/);
-    const missing = await runEvalCli([
-      'run',
-      '--tasks',
-      path.join(dir, 'tasks.json'),
-      '--protocol',
-      'medagentbench',
-      '--benchmark-dir',
-      path.join(dir, 'nope'),
-      ...common,
-    ]);
+    const missing = await runEvalCli(
+      mabProtocolRunArgs({
+        tasks: path.join(dir, 'tasks.json'),
+        module: { benchmarkDir: path.join(dir, 'nope') },
+        model: 'm',
+        baseUrl: 'http://127.0.0.1:9/v1',
+      }),
+    );
     expect(missing.code).toBe(64);
     expect(missing.stderr).toMatch(/nope\/src\/server\/tasks\/medagentbench\/__init__\.py: not found/);
     const notMab = await runEvalCli([

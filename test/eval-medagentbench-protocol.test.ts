@@ -3,7 +3,7 @@
 // graded by the benchmark's real refsol.py and compared with the harness's verdicts. The benchmark's files are never
 // in the repository: they are read from ../shared/data/medagentbench and the suite skips with a reason without them.
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -15,16 +15,14 @@ import { generateMabEhr } from '../evals/medagentbench/generate-ehr.ts';
 import { refsolPyUnavailable, runRefsolPy } from '../evals/medagentbench/run-refsol-py.ts';
 import { mabSeedTasks } from '../evals/medagentbench/seed-tasks.ts';
 import { serveEhr, type ServedEhr } from '../evals/medagentbench/serve-ehr.ts';
+import { layOutMabBenchmark, MAB_OFFICIAL as OFFICIAL, mabOfficialAbsent } from './support/mab-official-files.ts';
+import { mabProtocolRunArgs } from './support/mab-protocol-run-args.ts';
 import { startRecordingServer, type RecordingServer } from './support/recording-server.ts';
 import { runEvalCli } from './support/run-eval-cli.ts';
 import { startScriptedProtocolModel, type ProtocolMessage, type ScriptedProtocolModel } from './support/scripted-protocol-model.ts';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const SHARED = path.resolve(here, '..', '..', 'shared', 'data', 'medagentbench');
-const OFFICIAL = path.join(SHARED, 'official');
-const MODULE_FILES = ['__init__.py', 'utils.py', 'eval.py', 'refsol.py'];
-const absent = [...MODULE_FILES.map((f) => path.join(OFFICIAL, f)), path.join(SHARED, 'funcs_v1.json')].filter((f) => !existsSync(f));
-const skipReason = absent.length ? `MedAgentBench's own files are absent (${absent.join(', ')})` : undefined;
+const skipReason = mabOfficialAbsent();
 if (skipReason) console.log(`skipping the MedAgentBench protocol suite: ${skipReason}`);
 const pythonMissing = skipReason ?? refsolPyUnavailable(OFFICIAL);
 if (!skipReason && pythonMissing) console.log(`skipping the refsol.py and Python-format checks: ${pythonMissing}`);
@@ -47,13 +45,8 @@ describe.skipIf(skipReason)('eval run --protocol medagentbench (scripted model, 
 
   beforeAll(async () => {
     dir = mkdtempSync(path.join(tmpdir(), 'mab-protocol-'));
-    bench = path.join(dir, 'bench');
-    const moduleDir = path.join(bench, 'src/server/tasks/medagentbench');
-    mkdirSync(moduleDir, { recursive: true });
-    mkdirSync(path.join(bench, 'data/medagentbench'), { recursive: true });
-    for (const f of MODULE_FILES) copyFileSync(path.join(OFFICIAL, f), path.join(moduleDir, f));
-    copyFileSync(path.join(SHARED, 'funcs_v1.json'), path.join(bench, 'data/medagentbench/funcs_v1.json'));
-    replies = readBenchmarkReplies(readFileSync(path.join(moduleDir, '__init__.py'), 'utf8'));
+    bench = layOutMabBenchmark(dir);
+    replies = readBenchmarkReplies(readFileSync(path.join(bench, 'src/server/tasks/medagentbench/__init__.py'), 'utf8'));
     writeFileSync(path.join(dir, 'tasks.json'), JSON.stringify(tasks));
 
     ehr = await serveEhr({ bundles: async () => generateMabEhr(tasks) });
@@ -84,28 +77,16 @@ describe.skipIf(skipReason)('eval run --protocol medagentbench (scripted model, 
       };
       return script[task.id.split('_')[0]][turn];
     });
-    const run = await runEvalCli([
-      'run',
-      '--tasks',
-      path.join(dir, 'tasks.json'),
-      '--protocol',
-      'medagentbench',
-      '--benchmark-dir',
-      bench,
-      '--solver',
-      'model',
-      '--model',
-      'scripted',
-      '--base-url',
-      model.baseUrl,
-      '--fhir-base-url',
-      base,
-      '--concurrency',
-      '2',
-      '--log',
-      path.join(dir, 'run.jsonl'),
-      '--quiet',
-    ]);
+    const run = await runEvalCli(
+      mabProtocolRunArgs({
+        tasks: path.join(dir, 'tasks.json'),
+        module: { benchmarkDir: bench },
+        model: 'scripted',
+        baseUrl: model.baseUrl,
+        extra: ['--fhir-base-url', base, '--concurrency', '2'],
+        log: path.join(dir, 'run.jsonl'),
+      }),
+    );
     expect(run.stderr).not.toMatch(/harness error/);
     log = await readEvalLog(path.join(dir, 'run.jsonl'));
   }, 120_000);

@@ -1,23 +1,20 @@
 // `--grader refsol.py` in a `--protocol medagentbench` run: a scripted model on loopback plays a policy that makes
 // POSTs (some accepted, one unparsable) and FINISHes, the harness serves the task file's EHR, and the user's own
 // refsol.py grades every sample beside the `refsol` score: both verdicts in the log, no disagreement.
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { readEvalLog } from '../evals/eval-log.ts';
 import { refsolPyUnavailable } from '../evals/medagentbench/run-refsol-py.ts';
 import { mabSeedTasks } from '../evals/medagentbench/seed-tasks.ts';
 import { synthesizeMabTasks } from '../evals/medagentbench/synthesize-tasks.ts';
+import { layOutMabBenchmark, MAB_OFFICIAL, mabOfficialAbsent } from './support/mab-official-files.ts';
+import { mabProtocolRunArgs } from './support/mab-protocol-run-args.ts';
 import { runEvalCli } from './support/run-eval-cli.ts';
 import { startScriptedProtocolModel, type ProtocolMessage } from './support/scripted-protocol-model.ts';
 
-const SHARED = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'shared', 'data', 'medagentbench');
-const OFFICIAL = path.join(SHARED, 'official');
-const FILES = ['__init__.py', 'utils.py', 'eval.py', 'refsol.py'];
-const missing = [...FILES.map((f) => path.join(OFFICIAL, f)), path.join(SHARED, 'funcs_v1.json')].filter((f) => !existsSync(f));
-const skip = missing.length ? `MedAgentBench's files are absent (${missing.join(', ')})` : refsolPyUnavailable(OFFICIAL);
+const skip = mabOfficialAbsent() ?? refsolPyUnavailable(MAB_OFFICIAL);
 if (skip) console.log(`refsol-grader-protocol: skipped: ${skip}`);
 
 /** Writes where the task acts (one accepted POST, or an unparsable one on every third task), then FINISH([-1]). */
@@ -37,37 +34,19 @@ describe.skipIf(skip !== undefined)('eval run --protocol medagentbench --grader 
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   it('keeps both verdicts on every sample and finds no disagreement', async () => {
-    const bench = path.join(dir, 'bench');
-    const moduleDir = path.join(bench, 'src/server/tasks/medagentbench');
-    mkdirSync(moduleDir, { recursive: true });
-    mkdirSync(path.join(bench, 'data/medagentbench'), { recursive: true });
-    for (const f of FILES) copyFileSync(path.join(OFFICIAL, f), path.join(moduleDir, f));
-    copyFileSync(path.join(SHARED, 'funcs_v1.json'), path.join(bench, 'data/medagentbench/funcs_v1.json'));
+    const bench = layOutMabBenchmark(dir);
     writeFileSync(path.join(dir, 'tasks.json'), JSON.stringify(synthesizeMabTasks(mabSeedTasks(), 3)));
     const model = await startScriptedProtocolModel(policy);
     try {
       const run = await runEvalCli(
-        [
-          'run',
-          '--tasks',
-          path.join(dir, 'tasks.json'),
-          '--protocol',
-          'medagentbench',
-          '--benchmark-dir',
-          bench,
-          '--grader',
-          'refsol.py',
-        ].concat([
-          '--solver',
-          'model',
-          '--model',
-          'scripted',
-          '--base-url',
-          model.baseUrl,
-          '--log',
-          path.join(dir, 'run.jsonl'),
-          '--quiet',
-        ]),
+        mabProtocolRunArgs({
+          tasks: path.join(dir, 'tasks.json'),
+          module: { benchmarkDir: bench },
+          model: 'scripted',
+          baseUrl: model.baseUrl,
+          extra: ['--grader', 'refsol.py'],
+          log: path.join(dir, 'run.jsonl'),
+        }),
         300_000,
       );
       expect(run.code, run.stderr).toBe(0);
