@@ -6,6 +6,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mabSeedTasks } from '../evals/medagentbench/seed-tasks.ts';
 import { runEvalCli } from './support/run-eval-cli.ts';
+import { sampleRecord } from './support/sample-record.ts';
 
 const cli = (...args: string[]) => runEvalCli(args);
 
@@ -46,33 +47,14 @@ describe('eval CLI', () => {
     expect(fromFile.code).toBe(0);
     expect(JSON.parse(await readFile(path.join(dir, 'again.json'), 'utf8'))).toEqual(widened);
 
-    const sample = (id: string, passed: boolean) => ({
-      type: 'sample',
-      id,
-      epoch: 1,
-      category: id.split('_')[0],
-      passed,
-      scores: { medagentbench: { value: passed ? 1 : 0, answer: '[]', explanation: 'x' } },
-      answer: [],
-      rawAnswer: null,
-      transcript: [],
-      toolTrace: [],
-      modelCalls: [],
-      writes: [],
-      metrics: {
-        steps: 1,
-        toolCalls: 0,
-        toolErrors: 0,
-        finishReasons: { stop: 1 },
-        promptTokens: 5,
-        completionTokens: 1,
-        reasoningTokens: 0,
-        cachedTokens: 0,
-        modelLatencyMs: 3,
-        latencyMs: 4,
-      },
-      startedAt: '2025-01-01T00:00:00Z',
-    });
+    const sample = (id: string, passed: boolean) =>
+      sampleRecord({
+        id,
+        category: id.split('_')[0],
+        passed,
+        scores: { medagentbench: { value: passed ? 1 : 0, answer: '[]', explanation: 'x' } },
+        answer: [],
+      });
     const a = path.join(dir, 'a.jsonl');
     const b = path.join(dir, 'b.jsonl');
     await writeFile(a, [sample('task1_1', true), sample('task2_1', false)].map((r) => JSON.stringify(r)).join('\n') + '\n');

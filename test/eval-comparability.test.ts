@@ -8,6 +8,7 @@ import { markdownReport } from '../evals/report/markdown-report.ts';
 import { htmlReport } from '../evals/report/html-report.ts';
 import { writeClosingLines } from '../evals/commands/closing-lines.ts';
 import { summarize } from '../evals/metrics.ts';
+import { sampleRecord } from './support/sample-record.ts';
 
 const HAPI = {
   kind: 'external' as const,
@@ -46,11 +47,7 @@ function header(over: { spec?: Record<string, unknown>; source?: string; ehr?: E
 }
 
 const sample = (scores: Record<string, { value: number; informational?: boolean }>): SampleRecord =>
-  ({
-    type: 'sample',
-    id: 'task1_1',
-    epoch: 1,
-    category: 'task1',
+  sampleRecord({
     passed: Object.values(scores).every((s) => s.informational || s.value === 1),
     scores: Object.fromEntries(
       Object.entries(scores).map(([k, v]) => [
@@ -58,26 +55,7 @@ const sample = (scores: Record<string, { value: number; informational?: boolean 
         { value: v.value, answer: '', explanation: '', metadata: v.informational ? { informational: true } : {} },
       ]),
     ),
-    answer: null,
-    rawAnswer: null,
-    transcript: [],
-    toolTrace: [],
-    modelCalls: [],
-    writes: [],
-    metrics: {
-      steps: 0,
-      toolCalls: 0,
-      toolErrors: 0,
-      finishReasons: {},
-      promptTokens: 0,
-      completionTokens: 0,
-      reasoningTokens: 0,
-      cachedTokens: 0,
-      modelLatencyMs: 0,
-      latencyMs: 0,
-    },
-    startedAt: '2026-01-01T00:00:00Z',
-  }) as SampleRecord;
+  });
 
 const TOOLS = [sample({ medagentbench: { value: 1 }, medagentbench_strict: { value: 0, informational: true } })];
 const REFSOL = [sample({ refsol: { value: 1 } })];

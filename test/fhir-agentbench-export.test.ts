@@ -9,35 +9,10 @@ import { agentBenchExportRows } from '../evals/fhir-agentbench/agentbench-export
 import { formatAgentBenchSummary, summarizeAgentBench } from '../evals/fhir-agentbench/agentbench-summary.ts';
 import { fhirAgentBenchPrecisionScorer, fhirAgentBenchRecallScorer } from '../evals/scorers/agentbench-retrieval-scorers.ts';
 import type { ScoreContext } from '../evals/task.ts';
+import { sampleRecord } from './support/sample-record.ts';
 
-const sample = (id: string, extra: Partial<SampleRecord> = {}): SampleRecord => ({
-  type: 'sample',
-  id,
-  epoch: 1,
-  category: 'Observation',
-  passed: true,
-  scores: {},
-  answer: [1],
-  rawAnswer: '[1]',
-  transcript: [],
-  toolTrace: [],
-  modelCalls: [],
-  writes: [],
-  metrics: {
-    steps: 1,
-    toolCalls: 0,
-    toolErrors: 0,
-    finishReasons: {},
-    promptTokens: 0,
-    completionTokens: 0,
-    reasoningTokens: 0,
-    cachedTokens: 0,
-    modelLatencyMs: 0,
-    latencyMs: 0,
-  },
-  startedAt: '2026-01-01T00:00:00Z',
-  ...extra,
-});
+const sample = (id: string, extra: Partial<SampleRecord> = {}): SampleRecord =>
+  sampleRecord({ id, category: 'Observation', answer: [1], rawAnswer: '[1]', ...extra });
 
 const question = (questionId: string, trueFhirIds: Record<string, string[]> = { Observation: ['o1'] }): AgentBenchQuestion => ({
   questionId,
