@@ -14,7 +14,7 @@ import { createSmartBackendAuth } from '../src/fhir-client/smart/create-smart-ba
 import { readPrivateKey } from '../src/fhir-client/smart/read-private-key.ts';
 import { script, toolMessages } from './support/agent-kit.ts';
 import { startGateway, type RunningGateway } from './support/gateway-harness.ts';
-import { startRecordingServer, type RecordingServer } from './support/recording-server.ts';
+import { startRecordingServer, type Answer, type RecordingServer } from './support/recording-server.ts';
 
 const SECRET = 'tok-SECRET-4f1c9';
 const dir = mkdtempSync(join(tmpdir(), 'quiet-secrets-'));
@@ -26,6 +26,31 @@ const observation = (id: string) => ({
   resource: { resourceType: 'Observation', id, status: 'final', code: { text: 'K' }, subject: { reference: 'Patient/S1' } },
   search: { mode: 'match' },
 });
+
+/** A gateway with server tools over a FHIR server that answers as `answer` does (HTTP client, no retries); the
+ * servers are there once the describe's beforeAll ran, and closed after it. */
+function gatewayOverFhir(answer: Answer): { fhir: RecordingServer; gw: RunningGateway } {
+  const ctx = {} as { fhir: RecordingServer; gw: RunningGateway };
+  beforeAll(async () => {
+    ctx.fhir = await startRecordingServer(answer);
+    ctx.gw = await startGateway({
+      env: { SERVER_TOOLS: 'true', LOG_LEVEL: 'warn' },
+      fhir: createMedplumFhirClient({ baseUrl: `${ctx.fhir.origin}/fhir`, retries: 0 }),
+    });
+  });
+  afterAll(async () => {
+    await ctx.gw?.close();
+    await ctx.fhir?.close();
+  });
+  return ctx;
+}
+
+/** One chat turn in which the model searches S1's observations once, then says done; the model's script. */
+async function askForLabs(gw: RunningGateway): Promise<ReturnType<typeof script>> {
+  const s = script(gw, [{ toolCalls: [{ id: 'c1', name: 'search_observations', args: { patient: 'S1' } }] }, { content: 'done' }]);
+  await gw.client.chat.completions.create({ model: gw.model, messages: [{ role: 'user', content: 'labs of S1?' }] });
+  return s;
+}
 
 beforeAll(async () => {
   const rsa = await generateKeyPair('RS384', { extractable: true });
@@ -103,27 +128,14 @@ describe('a token with CR/LF from the token endpoint (finding 4)', () => {
 });
 
 describe('tool errors are codes and fixed phrases, never an exception text (finding 4)', () => {
-  let fhir: RecordingServer;
-  let gw: RunningGateway;
-  beforeAll(async () => {
-    // A FHIR server whose answer is no JSON: the parser's message would quote it.
-    fhir = await startRecordingServer((_req, res) => {
-      res.writeHead(200, FHIR_JSON);
-      res.end(`{"resourceType":"Bundle" ${SECRET}`);
-    });
-    gw = await startGateway({
-      env: { SERVER_TOOLS: 'true', LOG_LEVEL: 'warn' },
-      fhir: createMedplumFhirClient({ baseUrl: `${fhir.origin}/fhir`, retries: 0 }),
-    });
-  });
-  afterAll(async () => {
-    await gw?.close();
-    await fhir?.close();
+  // A FHIR server whose answer is no JSON: the parser's message would quote it.
+  const ctx = gatewayOverFhir((_req, res) => {
+    res.writeHead(200, FHIR_JSON);
+    res.end(`{"resourceType":"Bundle" ${SECRET}`);
   });
 
   it('an unreadable FHIR answer is a 502 in the gateway words, quoting nothing of it', async () => {
-    const s = script(gw, [{ toolCalls: [{ id: 'c1', name: 'search_observations', args: { patient: 'S1' } }] }, { content: 'done' }]);
-    await gw.client.chat.completions.create({ model: gw.model, messages: [{ role: 'user', content: 'labs of S1?' }] });
+    const s = await askForLabs(ctx.gw);
     const [tool] = toolMessages(s.bodies()[1]);
     expect(tool!.result).toEqual({
       ok: false,
@@ -202,37 +214,24 @@ describe('GET /ready and the boot line with a query-string token URL (finding 5)
 });
 
 describe('metric labels from a closed set (finding 8)', () => {
-  let fhir: RecordingServer;
-  let gw: RunningGateway;
-  beforeAll(async () => {
-    // A malicious FHIR server: its next link's path is a label it would like to write.
-    fhir = await startRecordingServer((req, res) => {
-      res.writeHead(200, FHIR_JSON);
-      const first = req.url!.startsWith('/fhir/Observation');
-      res.end(
-        JSON.stringify({
-          resourceType: 'Bundle',
-          type: 'searchset',
-          entry: [observation(first ? 'o1' : 'o2')],
-          link: first ? [{ relation: 'next', url: `${fhir.origin}/fhir/AttackerChosenLabel?page=2` }] : [],
-        }),
-      );
-    });
-    gw = await startGateway({
-      env: { SERVER_TOOLS: 'true', LOG_LEVEL: 'warn' },
-      fhir: createMedplumFhirClient({ baseUrl: `${fhir.origin}/fhir`, retries: 0 }),
-    });
-  });
-  afterAll(async () => {
-    await gw?.close();
-    await fhir?.close();
+  // A malicious FHIR server: its next link's path is a label it would like to write.
+  const ctx = gatewayOverFhir((req, res) => {
+    res.writeHead(200, FHIR_JSON);
+    const first = req.url!.startsWith('/fhir/Observation');
+    res.end(
+      JSON.stringify({
+        resourceType: 'Bundle',
+        type: 'searchset',
+        entry: [observation(first ? 'o1' : 'o2')],
+        link: first ? [{ relation: 'next', url: `${ctx.fhir.origin}/fhir/AttackerChosenLabel?page=2` }] : [],
+      }),
+    );
   });
 
   it('a crafted next link is counted as `other`', async () => {
-    script(gw, [{ toolCalls: [{ id: 'c1', name: 'search_observations', args: { patient: 'S1' } }] }, { content: 'done' }]);
-    await gw.client.chat.completions.create({ model: gw.model, messages: [{ role: 'user', content: 'labs of S1?' }] });
-    expect(fhir.requests.map((r) => r.url.split('?')[0])).toEqual(['/fhir/Observation', '/fhir/AttackerChosenLabel']);
-    const scrape = await (await fetch(`${gw.baseUrl}/metrics`)).text();
+    await askForLabs(ctx.gw);
+    expect(ctx.fhir.requests.map((r) => r.url.split('?')[0])).toEqual(['/fhir/Observation', '/fhir/AttackerChosenLabel']);
+    const scrape = await (await fetch(`${ctx.gw.baseUrl}/metrics`)).text();
     expect(scrape).toContain('gateway_fhir_requests_total{method="GET",resource_type="Observation",status="200"} 1');
     expect(scrape).toContain('gateway_fhir_requests_total{method="GET",resource_type="other",status="200"} 1');
     expect(scrape).not.toContain('AttackerChosenLabel');
