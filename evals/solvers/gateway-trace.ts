@@ -27,7 +27,14 @@ export function toolTraceFromFhirAgent(ext: unknown): ToolTraceEntry[] {
       ? (call.fhir_requests as unknown[]).flatMap((r) => {
           const q = (r && typeof r === 'object' ? r : {}) as Loose;
           return typeof q.method === 'string' && typeof q.url === 'string'
-            ? [{ method: q.method, url: q.url, status: typeof q.status === 'number' ? q.status : 0 }]
+            ? [
+                {
+                  method: q.method,
+                  url: q.url,
+                  status: typeof q.status === 'number' ? q.status : 0,
+                  ...(typeof q.duration_ms === 'number' ? { durationMs: Math.round(q.duration_ms) } : {}),
+                },
+              ]
             : [];
         })
       : undefined;
@@ -45,8 +52,13 @@ export function toolTraceFromFhirAgent(ext: unknown): ToolTraceEntry[] {
               ? `${String(error.code)}: ${String(error.message ?? '')}`
               : JSON.stringify(error)
           : undefined,
+        // Whole milliseconds in the log, as the harness's own entries are (the gateway measures finer).
         durationMs:
-          typeof call.duration_ms === 'number' ? call.duration_ms : typeof call.durationMs === 'number' ? call.durationMs : undefined,
+          typeof call.duration_ms === 'number'
+            ? Math.round(call.duration_ms)
+            : typeof call.durationMs === 'number'
+              ? Math.round(call.durationMs)
+              : undefined,
         via: 'gateway',
         written,
         ...(fhirRequests?.length ? { fhirRequests } : {}),

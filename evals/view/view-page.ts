@@ -192,9 +192,9 @@ function sampleView(s, run) {
 
 function callView(name, args, entry) {
   return h('div', { class: 'call', 'data-testid': 'tool-call' },
-    h('b', {}, name), entry ? h('span', { class: entry.ok ? 'pass' : 'fail' }, entry.ok ? ' ok' : ' error') : '', entry && entry.durationMs !== undefined ? h('span', { class: 'muted' }, ' ' + entry.durationMs + ' ms') : '',
+    h('b', {}, name), entry ? h('span', { class: entry.ok ? 'pass' : 'fail' }, entry.ok ? ' ok' : ' error') : '', entry && entry.durationMs !== undefined ? h('span', { class: 'muted' }, ' ' + Math.round(entry.durationMs) + ' ms') : '',
     h('pre', {}, pretty(args)), entry && entry.error ? h('pre', { class: 'fail' }, entry.error) : null,
-    (entry && entry.fhirRequests || []).map((r) => h('div', { class: 'req', 'data-testid': 'fhir-request' }, r.method + ' ' + r.url + ' → ' + r.status + (r.durationMs !== undefined ? ' · ' + r.durationMs + ' ms' : ''))),
+    (entry && entry.fhirRequests || []).map((r) => h('div', { class: 'req', 'data-testid': 'fhir-request' }, r.method + ' ' + r.url + ' → ' + r.status + (r.durationMs !== undefined ? ' · ' + Math.round(r.durationMs) + ' ms' : ''))),
     (entry && entry.written || []).map((w) => h('div', { class: 'req' }, 'wrote ' + w.resourceType + '/' + w.id)));
 }
 
