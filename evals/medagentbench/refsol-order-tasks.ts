@@ -5,12 +5,12 @@ import { pyDateCompare, pyFromIsoformat } from './python-datetime.ts';
 import type { PyValue } from './python-json-loads.ts';
 import { pyCompare, pyEq, pyIn, pyItem, pyLen, pyLower, pyNum, pyStrip } from './python-ops.ts';
 import { extractPosts, hasPost, type RefsolPost } from './refsol-transcript.ts';
+import { DEFAULT_NOW, MAB } from './task-text.ts';
 import { expect, mrn, pyDict, resultMatches, scanLab, showPy, type RefsolCase } from './refsol-context.ts';
 
-const NOW = '2023-11-13T10:15:00+00:00';
-const REFERRAL =
-  'Situation: acute left knee injury, Background: radiology report indicates ACL tear. Assessment: ACL tear grade II. ' +
-  'Recommendation: request for Orthopedic service to evaluate and provide management recommendations.';
+// The grader's fixed clock and referral note, as the task texts carry them (one declaration, in task-text.ts).
+const NOW = DEFAULT_NOW;
+const REFERRAL = MAB.referralNote;
 
 /** `payload[k1][k2]...` with Python's errors. */
 const at = (v: PyValue, ...path: Array<string | number>): PyValue => path.reduce<PyValue>((x, k) => pyItem(x, k), v);
