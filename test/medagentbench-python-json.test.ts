@@ -13,6 +13,18 @@ const TEXTS = [
   '[true, false, null, {}, [], "", -12, 3.14159265358979323846]',
   JSON.stringify({ s: 'it\'s "q" \\ \n\t\r\u00e9\u2019\u0001\u007f\u00a0\u00ad😀', only: "it's", dq: 'say "hi"', both: `'"` }),
   '  {"nested": {"k": [1, {"x": "y"}]}, "k2": 5e-324, "k3": 1.7976931348623157e308}  ',
+  // str.isprintable's categories, each escaped by size (\\xNN, \\uNNNN, \\UNNNNNNNN), beside printable non-ASCII.
+  // Python 3.11 has Unicode 14 and Node a newer one: every character here has had the same category since before
+  // Unicode 14 (U+0378 and U+FFFF are unassigned, Cn, in every version; none was assigned in 15 or later).
+  JSON.stringify({
+    Cc: '\u0000\u001f\u007f\u0085\u009f',
+    Cf: '\u00ad\u200b\u200e\u2060\ufeff\u{e0001}\u{1d173}',
+    Cs: '\ud800 \udfff',
+    Co: '\ue000\uf8ff\u{f0000}\u{10fffd}',
+    Cn: '\u0378\uffff\u{10ffff}',
+    'Zs Zl Zp': ' \u00a0\u1680\u2000\u202f\u3000\u2028\u2029',
+    printable: '\u00e9\u00ff\u0100\u0301\u4e2d\u{1f600}\u{20000}\u2019',
+  }),
   '{"dup": 1, "dup": 2}',
 ];
 

@@ -45,8 +45,13 @@ function pythonFloatRepr(n: number): string {
   return `${sign}${intPart}.${frac || '0'}`;
 }
 
-/** Python's repr of a str; of the non-printable characters only C0, C1, U+00A0 and U+00AD are escaped (the rest of
- * Unicode's separators and format characters print as themselves here, escaped by Python). */
+/** What Python's `str.isprintable` calls non-printable: Unicode's "Other" and "Separator" categories. The ASCII space
+ * is the one exception, handled by the caller. Lone surrogates (a JSON "\ud800") are Cs in both languages. */
+const NON_PRINTABLE = /^[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Zl}\p{Zp}\p{Zs}]$/u;
+
+/** Python's repr of a str (unicode_repr in CPython): the quote choice, \\, \t \n \r, and every other character that
+ * is not printable as \xNN, \uNNNN or \UNNNNNNNN by its size. Node's Unicode is newer than Python 3.11's (14.0), so
+ * a character assigned since then prints here and is escaped (as unassigned) by that Python. */
 function pythonStringRepr(s: string): string {
   // Python picks single quotes unless the text has a single quote and no double quote.
   const quote = s.includes("'") && !s.includes('"') ? '"' : "'";
@@ -57,8 +62,10 @@ function pythonStringRepr(s: string): string {
     else if (ch === '\n') out += '\\n';
     else if (ch === '\r') out += '\\r';
     else if (ch === '\t') out += '\\t';
-    else if (code < 0x20 || (code >= 0x7f && code <= 0xa0) || code === 0xad) out += `\\x${code.toString(16).padStart(2, '0')}`;
-    else out += ch;
+    else if (ch === ' ' || !NON_PRINTABLE.test(ch)) out += ch;
+    else if (code <= 0xff) out += `\\x${code.toString(16).padStart(2, '0')}`;
+    else if (code <= 0xffff) out += `\\u${code.toString(16).padStart(4, '0')}`;
+    else out += `\\U${code.toString(16).padStart(8, '0')}`;
   }
   return out + quote;
 }
