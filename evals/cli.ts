@@ -43,8 +43,10 @@ const USAGE = `usage:
                                           AgentBench's runs.jsonl, from --protocol medagentbench runs)
                                           fhir-agentbench: the JSON evaluation_metrics.py --input reads
   eval grade --tasks FILE --results RUNS.jsonl --fhir-base-url URL --log FILE
+           [--grader refsol.py --benchmark-dir DIR]
                                           grades AgentBench result lines (an export, or the benchmark's
-                                          own runs) by refsol's rules; the log reads like a run's
+                                          own runs) by refsol's rules; the log reads like a run's; with
+                                          --grader, refsol.py too, both verdicts kept, disagreements counted
   eval ehr serve --tasks FILE [--port N]  the task file's generated EHR at http://127.0.0.1:N/fhir/ (no
                                           key, no rate limit) until Ctrl-C
   eval view LOG... [--port N]             a local web viewer of the runs (127.0.0.1; the URL is printed)

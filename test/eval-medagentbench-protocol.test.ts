@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readEvalLog, type EvalLog, type SampleRecord } from '../evals/eval-log.ts';
 import { AgentBenchRunLineSchema } from '../evals/medagentbench/agentbench-output.ts';
+import { formatPassRate } from '../evals/metrics.ts';
 import { readBenchmarkReplies, type BenchmarkReplies } from '../evals/medagentbench/benchmark-replies.ts';
 import { generateMabEhr } from '../evals/medagentbench/generate-ehr.ts';
 import { refsolPyUnavailable, runRefsolPy } from '../evals/medagentbench/run-refsol-py.ts';
@@ -166,7 +167,7 @@ describe.skipIf(skipReason)('eval run --protocol medagentbench (scripted model, 
     expect(byId('task10_1')).toMatchObject({ status: 'completed', result: '[1, ', answer: null });
   });
 
-  it('exports AgentBench runs.jsonl that refsol.py grades as the harness did, and eval grade agrees', async () => {
+  it('exports AgentBench runs.jsonl that refsol.py grades as the harness did, and eval grade (--grader refsol.py) agrees', async () => {
     const out = path.join(dir, 'runs.jsonl');
     const exp = await runEvalCli(['export', path.join(dir, 'run.jsonl'), '--format', 'medagentbench', '--out', out]);
     expect(exp.code).toBe(0);
@@ -195,11 +196,19 @@ describe.skipIf(skipReason)('eval run --protocol medagentbench (scripted model, 
       base,
       '--log',
       graded,
+      // The user's own refsol.py grades every line too when python3 + requests can run it.
+      ...(pythonMissing ? [] : ['--grader', 'refsol.py', '--benchmark-dir', bench]),
     ]);
-    expect(g.code).toBe(0);
+    expect(g.code, g.stderr).toBe(0);
     const regraded = await readEvalLog(graded);
     expect(regraded.samples.map((s) => [s.id, s.passed])).toEqual(tasks.map((t) => [t.id, byId(t.id).passed]));
     if (pythonMissing) return;
+    const passes = regraded.samples.filter((s) => s.passed).length;
+    expect(g.stdout).toContain(`; refsol.py: ${formatPassRate({ passed: passes, samples: tasks.length })}, disagreements: 0\n`);
+    for (const s of regraded.samples) {
+      expect(s.scores.refsol.metadata, s.id).toMatchObject({ refsolPy: { passed: s.passed }, disagree: false });
+      expect((s.scores.refsol.metadata!.refsolPy as { reason: string }).reason).not.toMatch(/^refsol\.py failed/);
+    }
     const verdicts = await runRefsolPy({
       dir: OFFICIAL,
       fhirBase: base,

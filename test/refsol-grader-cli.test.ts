@@ -1,6 +1,6 @@
 // `eval run --grader refsol.py` as a user runs it: the benchmark's own refsol.py grades every sample beside the
 // `refsol` score, both verdicts land in the log, the closing lines count the disagreements; without python3,
-// requests or a refsol.py the run refuses with one clear line.
+// requests or a refsol.py the run (and `eval grade`) refuses with one clear line.
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -43,6 +43,31 @@ describe('eval run --grader refsol.py', () => {
     const noDir = await runEvalCli(['run', '--tasks', tasksFile, '--grader', 'refsol.py']);
     expect(noDir.code).not.toBe(0);
     expect(noDir.stderr).toContain('--grader: needs --benchmark-dir');
+  });
+
+  it('eval grade refuses the same way, before reading the results or writing the log', async () => {
+    const log = join(dir, 'never.jsonl');
+    const grade = [
+      'grade',
+      '--tasks',
+      tasksFile,
+      '--results',
+      join(dir, 'absent.jsonl'),
+      '--fhir-base-url',
+      'http://127.0.0.1:9/fhir/',
+      '--log',
+      log,
+    ];
+    const missing = await runEvalCli([...grade, '--grader', 'refsol.py', '--benchmark-dir', dir]);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain(`--grader refsol.py: no refsol.py in ${dir}`);
+    const noDir = await runEvalCli([...grade, '--grader', 'refsol.py']);
+    expect(noDir.code).toBe(64);
+    expect(noDir.stderr).toContain('--grader: needs --benchmark-dir');
+    const other = await runEvalCli([...grade, '--grader', 'eval.py', '--benchmark-dir', dir]);
+    expect(other.code).toBe(64);
+    expect(other.stderr).toContain('--grader: the only other grader is refsol.py');
+    expect(existsSync(log)).toBe(false);
   });
 
   it.skipIf(unavailable !== undefined)(

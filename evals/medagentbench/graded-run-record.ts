@@ -12,7 +12,14 @@ export function finishText(result: unknown): string | null {
   return typeof result === 'string' ? result : null;
 }
 
-export function gradedRunRecord(line: AgentBenchRunLine, task: MedAgentBenchTask, verdict: RefsolVerdict, startedAt: string): SampleRecord {
+export function gradedRunRecord(
+  line: AgentBenchRunLine,
+  task: MedAgentBenchTask,
+  verdict: RefsolVerdict,
+  startedAt: string,
+  /** The refsol score's metadata: refsol.py's verdict and the disagreement flag when `--grader refsol.py` ran. */
+  metadata?: Record<string, unknown>,
+): SampleRecord {
   const { history, result } = line.output;
   const text = finishText(result);
   // The benchmark's own files may carry the status after grading, with "Correct"/"Incorrect" appended.
@@ -30,7 +37,9 @@ export function gradedRunRecord(line: AgentBenchRunLine, task: MedAgentBenchTask
     epoch: 1,
     category: categoryOf(task.id),
     passed: verdict.passed,
-    scores: { refsol: { value: verdict.passed ? 1 : 0, answer: text ?? '', explanation: verdict.reason } },
+    scores: {
+      refsol: { value: verdict.passed ? 1 : 0, answer: text ?? '', explanation: verdict.reason, ...(metadata ? { metadata } : {}) },
+    },
     answer: output.answer,
     rawAnswer: output.rawAnswer,
     transcript: output.transcript,
