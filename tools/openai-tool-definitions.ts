@@ -36,12 +36,17 @@ export function toOpenAiTool(tool: ToolDefinition, opts: { strict?: boolean } = 
   };
 }
 
-const definitions = [...toolRegistry.values()].map((t) => ({ write: t.write, def: toOpenAiTool(t) }));
-
-/** Every tool, read and write. */
-export const tools: OpenAiTool[] = definitions.map((d) => d.def);
-
-/** The read tools, plus the write tools only when writes are enabled: a model is never offered what it may not do. */
-export function openAiToolDefinitions(opts: { writesEnabled: boolean }): OpenAiTool[] {
-  return definitions.filter((d) => opts.writesEnabled || !d.write).map((d) => structuredClone(d.def));
+/**
+ * The definitions of `given`, converted once: each call gives the read tools, plus the write tools only when writes
+ * are enabled (a model is never offered what it may not do), as fresh copies a caller may edit.
+ */
+export function offeredDefinitions(given: Iterable<ToolDefinition>): (opts: { writesEnabled: boolean }) => OpenAiTool[] {
+  const definitions = [...given].map((t) => ({ write: t.write, def: toOpenAiTool(t) }));
+  return ({ writesEnabled }) => definitions.filter((d) => writesEnabled || !d.write).map((d) => structuredClone(d.def));
 }
+
+/** The built-in read tools, plus the write tools only when writes are enabled. */
+export const openAiToolDefinitions = offeredDefinitions(toolRegistry.values());
+
+/** Every built-in tool, read and write. */
+export const tools: OpenAiTool[] = openAiToolDefinitions({ writesEnabled: true });

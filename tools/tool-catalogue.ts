@@ -2,7 +2,7 @@
 // that runs a tool (the chat loop, MCP, the evals) goes through one catalogue, so an added tool is parsed, gated
 // and reported exactly as a built-in one.
 import type { ExecuteToolFn } from '../src/agent/tool-contract.ts';
-import { toOpenAiTool, type OpenAiTool } from './openai-tool-definitions.ts';
+import { offeredDefinitions, type OpenAiTool } from './openai-tool-definitions.ts';
 import { runTool, type ToolErrorReporter } from './run-tool.ts';
 import { toolFailure } from './tool-error-result.ts';
 import { DEFAULT_RESULT_MAX_TOKENS, estimateTokens } from './tool-result-budget.ts';
@@ -63,11 +63,11 @@ export function createToolCatalogue(opts: { tools?: readonly unknown[]; onError?
     }
     registry.set(tool.name, tool);
   });
-  const defs = [...registry.values()].map((t) => ({ write: t.write, def: toOpenAiTool(t) }));
+  const definitions = offeredDefinitions(registry.values());
   const offered = (writesEnabled: boolean) => [...registry.values()].filter((t) => writesEnabled || !t.write).map((t) => t.name);
   return {
     registry,
-    definitions: ({ writesEnabled }) => defs.filter((d) => writesEnabled || !d.write).map((d) => structuredClone(d.def)),
+    definitions,
     execute: async (name, argsJson, ctx) => {
       const tool = registry.get(name);
       if (!tool) {
