@@ -2,9 +2,10 @@
 // the `_include`d resources once each, where each page starts (for `startAt`), Bundle.total, and whether more remain.
 // Only how a page is named and fetched differs between clients (a URL over HTTP, an object call in process), so
 // that comes in as callbacks.
-import { serverError } from '@medplum/core';
 import type { Bundle, Resource } from '@medplum/fhirtypes';
-import { FhirError, type SearchResult } from './fhir-client.ts';
+import { badGateway } from './bad-gateway.ts';
+import type { SearchResult } from './fhir-client.ts';
+import { isResourceOf } from './is-resource-of.ts';
 
 const MAX_PAGES = 1000;
 
@@ -23,15 +24,6 @@ export interface CollectSearchPagesOptions<P> {
   pageOf: (link: string, current: P) => P;
 }
 
-/** The server answered something unusable: a 502 in the gateway's words. */
-function badGateway(message: string): FhirError {
-  return new FhirError(message, 502, serverError(new Error(message)));
-}
-
-function isBundle(value: unknown): value is Bundle {
-  return typeof value === 'object' && value !== null && (value as Resource).resourceType === 'Bundle';
-}
-
 export async function collectSearchPages<T extends Resource, P>(opts: CollectSearchPagesOptions<P>): Promise<SearchResult<T>> {
   const { max } = opts;
   const resources: T[] = [];
@@ -48,7 +40,7 @@ export async function collectSearchPages<T extends Resource, P>(opts: CollectSea
       throw badGateway('Paging loop: a next link leads back to a page already read, or past 1000 pages');
     seen.add(url);
     const bundle = await opts.fetchPage(page);
-    if (!isBundle(bundle)) throw badGateway('Expected a Bundle from a FHIR search');
+    if (!isResourceOf<Bundle>(bundle, 'Bundle')) throw badGateway('Expected a Bundle from a FHIR search');
     pages++;
     pageStarts.push({ url, index: resources.length });
     if (pages === 1 && typeof bundle.total === 'number') total = bundle.total;

@@ -2,10 +2,12 @@
 // query pairs, a parsed body) and the answer comes back as the server's own objects. No URL is encoded to be
 // decoded again, no JSON written to be parsed again, no Request or Response built: the HTTP client
 // (medplum-fhir-client.ts) stays for servers across a network, HAPI and the parity suites.
-import { badRequest, operationOutcomeToString, serverError } from '@medplum/core';
+import { badRequest, operationOutcomeToString } from '@medplum/core';
 import type { Bundle, CapabilityStatement, OperationOutcome, Resource } from '@medplum/fhirtypes';
 import { assertResourceId, assertResourceType, encodeSearchParams } from './assert-url-parts.ts';
+import { badGateway } from './bad-gateway.ts';
 import { collectSearchPages } from './collect-search-pages.ts';
+import { isResourceOf } from './is-resource-of.ts';
 import {
   FhirError,
   type CreateOptions,
@@ -36,15 +38,6 @@ export interface InProcessFhirClientOptions {
   maxResults?: number;
   /** Monotonic milliseconds, for trace durations. */
   clock?: () => number;
-}
-
-/** The server answered something unusable: a 502 in the gateway's words, as the HTTP client gives it. */
-function badGateway(message: string): FhirError {
-  return new FhirError(message, 502, serverError(new Error(message)));
-}
-
-function isResourceOf(value: unknown, resourceType: string): value is Resource {
-  return typeof value === 'object' && value !== null && (value as Resource).resourceType === resourceType;
 }
 
 export function createInProcessFhirClient(opts: InProcessFhirClientOptions): FhirClient {

@@ -9,7 +9,6 @@ import {
   badRequest,
   getStatus,
   operationOutcomeToString,
-  serverError,
   type MedplumRequestOptions,
 } from '@medplum/core';
 import type { Bundle, CapabilityStatement, Resource, ResourceType } from '@medplum/fhirtypes';
@@ -25,7 +24,9 @@ import {
   type SearchParams,
 } from './fhir-client.ts';
 import { assertResourceId, assertResourceType, encodeSearchParams } from './assert-url-parts.ts';
+import { badGateway } from './bad-gateway.ts';
 import { collectSearchPages } from './collect-search-pages.ts';
+import { isResourceOf } from './is-resource-of.ts';
 import { describeNetworkFailure } from '../shared/describe-network-failure.ts';
 import { parseRetryAfter } from '../shared/parse-retry-after.ts';
 import { MAX_RETRY_AFTER_MS, isNetworkFailure, isRetryableFailure } from './fhir-retry-policy.ts';
@@ -61,18 +62,6 @@ interface Attempt {
   /** The server answered with a redirect: refused, and final (not retried). */
   redirected?: boolean;
   onTrace?: (trace: FhirRequestTrace) => void;
-}
-
-/**
- * The server answered with something unusable, or not at all: a 502 in the gateway's own words. Never an
- * exception's text: fetch's errors quote header values (a token) and parsers quote bodies.
- */
-function badGateway(message: string, opts: { noAnswer?: boolean } = {}): FhirError {
-  return new FhirError(message, 502, serverError(new Error(message)), opts);
-}
-
-function isResourceOf(value: unknown, resourceType: string): value is Resource {
-  return typeof value === 'object' && value !== null && (value as Resource).resourceType === resourceType;
 }
 
 export function createMedplumFhirClient(opts: MedplumFhirClientOptions): FhirClient {
