@@ -5,6 +5,7 @@ import { pyJsonLoads, type PyValue } from './python-json-loads.ts';
 import { PyError, pyEq, pyGet, pyItem, pyIter } from './python-ops.ts';
 import type { RefsolMessage } from './refsol-transcript.ts';
 import type { MedAgentBenchTask } from './task-file.ts';
+import { DEFAULT_NOW } from './task-text.ts';
 
 export interface RefsolCase {
   task: MedAgentBenchTask;
@@ -45,7 +46,7 @@ export async function getJson(c: RefsolCase, url: string): Promise<PyValue> {
   return pyJsonLoads(text);
 }
 
-export const CUTOFF: PyDateTime = pyFromIsoformat('2023-11-13T10:15:00+00:00');
+export const CUTOFF: PyDateTime = pyFromIsoformat(DEFAULT_NOW);
 export const DAY_MICROS = 86_400_000_000n;
 
 export interface LabScan {

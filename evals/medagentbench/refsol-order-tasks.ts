@@ -8,9 +8,11 @@ import { extractPosts, hasPost, type RefsolPost } from './refsol-transcript.ts';
 import { DEFAULT_NOW, MAB } from './task-text.ts';
 import { expect, mrn, pyDict, resultMatches, scanLab, showPy, type RefsolCase } from './refsol-context.ts';
 
-// The grader's fixed clock and referral note, as the task texts carry them (one declaration, in task-text.ts).
+// The grader's fixed clock, referral note and codes, as the task texts carry them (one declaration, in task-text.ts).
 const NOW = DEFAULT_NOW;
 const REFERRAL = MAB.referralNote;
+/** refsol checks authoredOn contains the clock to the minute. */
+const NOW_MINUTE = NOW.slice(0, 16);
 
 /** `payload[k1][k2]...` with Python's errors. */
 const at = (v: PyValue, ...path: Array<string | number>): PyValue => path.reduce<PyValue>((x, k) => pyItem(x, k), v);
@@ -52,15 +54,11 @@ export function task3(c: RefsolCase): boolean {
   const p = postedTo(c, post, 'Observation');
   expect(pyLen(at(p, 'category')) === 1, 'category is not one item');
   expect(pyLen(at(p, 'category', 0, 'coding')) === 1, 'category[0].coding is not one item');
-  field(
-    p,
-    ['category', 0, 'coding', 0],
-    pyDict({ system: 'http://hl7.org/fhir/observation-category', code: 'vital-signs', display: 'Vital Signs' }),
-  );
-  field(p, ['code'], pyDict({ text: 'BP' }));
+  field(p, ['category', 0, 'coding', 0], pyDict({ system: MAB.vitalCategorySystem, code: 'vital-signs', display: 'Vital Signs' }));
+  field(p, ['code'], pyDict({ text: MAB.bpFlowsheet }));
   field(p, ['effectiveDateTime'], NOW);
   field(p, ['status'], 'final');
-  field(p, ['valueString'], '118/77 mmHg');
+  field(p, ['valueString'], MAB.bpValue);
   field(p, ['subject'], pyDict({ reference: `Patient/${mrn(c)}` }));
   return true;
 }
@@ -75,9 +73,9 @@ export async function task5(c: RefsolCase): Promise<boolean> {
   else {
     const [post] = onePost(c, 1);
     const p = postedTo(c, post, 'MedicationRequest');
-    field(p, ['medicationCodeableConcept', 'coding', 0, 'system'], 'http://hl7.org/fhir/sid/ndc');
-    field(p, ['medicationCodeableConcept', 'coding', 0, 'code'], '0338-1715-40');
-    contains(p, ['authoredOn'], '2023-11-13T10:15');
+    field(p, ['medicationCodeableConcept', 'coding', 0, 'system'], MAB.ndcSystem);
+    field(p, ['medicationCodeableConcept', 'coding', 0, 'code'], MAB.magnesiumNdc);
+    contains(p, ['authoredOn'], NOW_MINUTE);
     field(p, ['dosageInstruction', 0, 'route'], 'IV');
     const grams = pyCompare(lastValue, '<', 1) ? 4n : pyCompare(lastValue, '<', 1.5) ? 2n : 1n;
     field(p, ['dosageInstruction', 0, 'doseAndRate', 0, 'doseQuantity'], pyDict({ value: grams, unit: 'g' }));
@@ -90,7 +88,7 @@ export async function task5(c: RefsolCase): Promise<boolean> {
 export function task8(c: RefsolCase): boolean {
   const [post] = onePost(c, 1);
   const p = postedTo(c, post, 'ServiceRequest');
-  coded(p, 'http://snomed.info/sct', '306181000000106');
+  coded(p, MAB.snomedSystem, MAB.referralSnomed);
   field(p, ['authoredOn'], NOW);
   field(p, ['status'], 'active');
   field(p, ['intent'], 'order');
@@ -107,9 +105,9 @@ export async function task9(c: RefsolCase): Promise<boolean> {
   else {
     const [med, lab] = onePost(c, 2);
     const p = postedTo(c, med, 'MedicationRequest');
-    field(p, ['medicationCodeableConcept', 'coding', 0, 'system'], 'http://hl7.org/fhir/sid/ndc');
-    field(p, ['medicationCodeableConcept', 'coding', 0, 'code'], '40032-917-01');
-    contains(p, ['authoredOn'], '2023-11-13T10:15');
+    field(p, ['medicationCodeableConcept', 'coding', 0, 'system'], MAB.ndcSystem);
+    field(p, ['medicationCodeableConcept', 'coding', 0, 'code'], MAB.potassiumNdc);
+    contains(p, ['authoredOn'], NOW_MINUTE);
     const route = pyStrip(pyLower(at(p, 'dosageInstruction', 0, 'route')));
     expect(route === 'oral', `route ${JSON.stringify(route)} is not oral`);
     const dose = ((3.5 - pyNum(lastValue, '-')) / 0.1) * 10;
@@ -118,7 +116,7 @@ export async function task9(c: RefsolCase): Promise<boolean> {
     field(p, ['dosageInstruction', 0, 'doseAndRate', 0, 'doseQuantity', 'unit'], 'mEq');
     orderBasics(c, p);
     const q = postedTo(c, lab, 'ServiceRequest');
-    coded(q, 'http://loinc.org', '2823-3');
+    coded(q, MAB.loincSystem, MAB.potassiumLoinc);
     field(q, ['authoredOn'], NOW);
     field(q, ['status'], 'active');
     field(q, ['intent'], 'order');
@@ -135,7 +133,7 @@ export async function task10(c: RefsolCase): Promise<boolean> {
   if (lastValue === null || pyDateCompare(lastMeas!, '<', pyFromIsoformat('2022-11-13T10:15:00+00:00'))) {
     const [post] = onePost(c, 1);
     const p = postedTo(c, post, 'ServiceRequest');
-    coded(p, 'http://loinc.org', '4548-4');
+    coded(p, MAB.loincSystem, MAB.a1cLoinc);
     field(p, ['authoredOn'], NOW);
     orderBasics(c, p);
     field(p, ['priority'], 'stat');
