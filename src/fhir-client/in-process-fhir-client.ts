@@ -8,6 +8,7 @@ import { assertResourceId, assertResourceType, encodeSearchParams } from './asse
 import { badGateway } from './bad-gateway.ts';
 import { collectSearchPages } from './collect-search-pages.ts';
 import { isResourceOf } from './is-resource-of.ts';
+import { isUnderFhirBase } from '../shared/is-under-fhir-base.ts';
 import {
   FhirError,
   type CreateOptions,
@@ -67,8 +68,7 @@ export function createInProcessFhirClient(opts: InProcessFhirClientOptions): Fhi
   /** A page link of this server's FHIR base as a call; a link elsewhere is refused, as the HTTP client refuses it. */
   function pageCall(link: string, what: string): InProcessCall {
     const url = new URL(link, `${baseUrl}/`);
-    const inBase = url.origin === base.origin && (url.pathname === basePath || url.pathname.startsWith(`${basePath}/`));
-    if (!inBase) throw badGateway(`Refusing a ${what} outside the FHIR base: ${url.origin}${url.pathname}`);
+    if (!isUnderFhirBase(url, base)) throw badGateway(`Refusing a ${what} outside the FHIR base: ${url.origin}${url.pathname}`);
     let segments: string[];
     try {
       segments = url.pathname.slice(basePath.length).split('/').filter(Boolean).map(decodeURIComponent);

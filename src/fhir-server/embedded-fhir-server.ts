@@ -16,6 +16,7 @@ import type { RepositoryAccess } from './repository-access.ts';
 import { refuseRequest } from './request-guards.ts';
 import { addFullUrls, mendRouterAnswer } from './mend-router-answer.ts';
 import { ResourceStore } from './resource-store.ts';
+import { isUnderFhirBase } from '../shared/is-under-fhir-base.ts';
 import { serializeFhirBody } from './serialize-fhir-body.ts';
 import { StoreRepository } from './store-repository.ts';
 import { typeSearchQuery } from './type-search-query.ts';
@@ -244,7 +245,7 @@ function createServer(store: ResourceStore, opts: Required<EmbeddedFhirServerOpt
     const base = new URL(opts.baseUrl);
     const target = new URL(request.url);
     const basePath = base.pathname.replace(/\/+$/, '');
-    if (target.origin !== base.origin || !(target.pathname === basePath || target.pathname.startsWith(`${basePath}/`))) {
+    if (!isUnderFhirBase(target, base)) {
       throw new TypeError(`fetch failed: ${request.url} is not under the embedded FHIR base ${opts.baseUrl}`);
     }
     const text = request.method === 'GET' || request.method === 'HEAD' ? '' : await request.text();
