@@ -70,8 +70,8 @@ export async function gradeCommand(
   const dataset = await loadDataset(args.tasks);
   const taskFile: unknown = JSON.parse(await readFile(args.tasks, 'utf8'));
   if (!dataset.medagentbench || !Array.isArray(taskFile)) throw new UsageError(`${args.tasks}: not a MedAgentBench task file`);
-  const lines = await readRunLines(args.results);
   const resultsText = await readFile(args.results, 'utf8');
+  const lines = parseRunLines(args.results, resultsText);
 
   const writer = await EvalLogWriter.open(args.log, { resume: false });
   await writer.append({
@@ -139,9 +139,8 @@ async function pythonVerdicts(dir: string, fhirBase: string, graded: { task: Med
   }
 }
 
-async function readRunLines(file: string): Promise<AgentBenchRunLine[]> {
+function parseRunLines(file: string, text: string): AgentBenchRunLine[] {
   const out: AgentBenchRunLine[] = [];
-  const text = await readFile(file, 'utf8');
   for (const [i, line] of text.split('\n').entries()) {
     if (!line.trim()) continue;
     let json: unknown;
