@@ -65,9 +65,9 @@ export async function runClientToolsLoop(o: ClientToolsLoopOptions): Promise<Cli
     return completionOf(res.message, res.metric);
   };
   const offeredNames = new Set(o.offered.map((t) => t.function.name));
+  const knownNames = new Set(o.tools.definitions({ writesEnabled: true }).map((t) => t.function.name));
   // A name no tool has gets the tools' own answer, as the gateway gives it; a tool the scenario withholds is refused here.
-  const withheld = (name: string) =>
-    !offeredNames.has(name) && o.tools.definitions({ writesEnabled: true }).some((t) => t.function.name === name);
+  const withheld = (name: string) => !offeredNames.has(name) && knownNames.has(name);
   const tools: ServerTools = {
     definitions: () => o.offered,
     execute: async (name, args, ctx) =>
