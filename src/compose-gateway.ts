@@ -14,6 +14,7 @@ import {
   toolJsonSchema,
   toolsForScopes,
   unavailableReason,
+  type ToolCatalogue,
   type ToolDefinition,
 } from '../tools/index.ts';
 import type { ChatAgent } from './agent/chat-agent.ts';
@@ -62,16 +63,24 @@ function seedFrom(config: Config): Seed {
   return dir ? () => readEhrBundles(dir) : readSyntheticEhrBundles;
 }
 
-/** The built-in tools plus the embedder's or TOOLS_MODULE's; a clash names the module (exit 78 in the server). */
-async function toolCatalogueFor({ config, logger, customTools }: ComposeGatewayOptions) {
+/**
+ * The tools a gateway serves: the built-ins plus the embedder's or TOOLS_MODULE's; a clash names the module (exit
+ * 78 in the server). The one loading of TOOLS_MODULE: `serve`, the eval harness's client-tools mode and the
+ * gateways the evals start in process all get their tools here. Without a logger, a tool's failure goes to stderr.
+ */
+export async function gatewayToolCatalogue({
+  config,
+  logger,
+  customTools,
+}: Pick<ComposeGatewayOptions, 'config' | 'customTools'> & { logger?: FastifyBaseLogger }): Promise<ToolCatalogue> {
   const module = customTools ? undefined : config.TOOLS_MODULE;
   const added = customTools ?? (module ? await loadToolsModule(module, config) : []);
   try {
     const catalogue = createToolCatalogue({
       tools: added,
-      onError: (err, facts) => logger.error({ err, ...facts }, 'tool failed'),
+      onError: logger && ((err, facts) => logger.error({ err, ...facts }, 'tool failed')),
     });
-    if (added.length) logger.info({ tools: added.map((t) => (t as ToolDefinition).name), module }, 'tools added');
+    if (added.length) logger?.info({ tools: added.map((t) => (t as ToolDefinition).name), module }, 'tools added');
     return catalogue;
   } catch (err) {
     if (module && err instanceof ToolCatalogueError) throw new ToolsModuleError(`TOOLS_MODULE ${module}: ${err.message}`);
@@ -148,7 +157,7 @@ export async function composeGateway(opts: ComposeGatewayOptions): Promise<Compo
   // Neither waits long for a server that does not answer (BOOT_WAIT_MS, then the /metadata read's remaining
   // second or more): the gateway listens within 5 s, and GET /ready reports and picks up what is still missing.
   const fhirBootStarted = Date.now();
-  const catalogue = await toolCatalogueFor(opts);
+  const catalogue = await gatewayToolCatalogue(opts);
   const smart =
     config.FHIR_AUTH === 'smart-backend' && !opts.fhir
       ? await bootSmartFhirClient(config, logger, (granted) => toolsForScopes(catalogue.registry.values(), granted))

@@ -7,6 +7,8 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RunArgsSchema } from '../evals/cli-args.ts';
 import { EXIT, runCommand, UsageError } from '../evals/commands/run-command.ts';
+import { createEnvironment } from '../evals/environment/create-environment.ts';
+import { serveEhr } from '../evals/medagentbench/serve-ehr.ts';
 import { startFakeUpstream, type FakeUpstream } from './support/fake-upstream.ts';
 import { completionReply } from './support/upstream-replies.ts';
 
@@ -77,6 +79,49 @@ describe('TOOLS_MODULE in the eval harness (client-tools mode)', () => {
   it('a clash is a usage error naming the module and the tool', async () => {
     const clash = path.join(dir, 'clash.mjs');
     const err = await run({ TOOLS_MODULE: clash }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(UsageError);
+    expect((err as Error).message).toBe(`TOOLS_MODULE ${clash}: tool "find_patients" is already defined (a built-in tool)`);
+  });
+});
+
+/** The names tools/list gives over POST /mcp (the JSON-RPC reply, as JSON or in one SSE event). */
+async function mcpToolNames(baseUrl: string): Promise<string[]> {
+  const res = await fetch(`${baseUrl}/mcp`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+  });
+  const text = await res.text();
+  const json = text.startsWith('{') ? text : /^data: (.*)$/m.exec(text)![1];
+  return (JSON.parse(json) as { result: { tools: Array<{ name: string }> } }).result.tools.map((t) => t.name);
+}
+
+describe('TOOLS_MODULE in the gateways the evals start in process', () => {
+  it("eval run's embedded store: its gateway serves the added tool beside the built-ins", async () => {
+    const { environment, gateway } = await createEnvironment({ bundles: async () => [], toolsModule: path.join(dir, 'my-tools.mjs') });
+    try {
+      const address = await gateway!.app.listen({ port: 0, host: '127.0.0.1' });
+      expect(await mcpToolNames(address)).toEqual(expect.arrayContaining(['bed_count', 'find_patients']));
+    } finally {
+      await environment.close();
+    }
+  });
+
+  it('eval ehr serve and the MedAgentBench protocol run: the served gateway has it too', async () => {
+    const served = await serveEhr({ bundles: async () => [], toolsModule: path.join(dir, 'my-tools.mjs') });
+    try {
+      expect(await mcpToolNames(served.baseUrl.replace(/\/fhir\/$/, ''))).toEqual(expect.arrayContaining(['bed_count', 'find_patients']));
+    } finally {
+      await served.close();
+    }
+  });
+
+  it('a module that clashes stops eval run with the usage line, whatever the solver', async () => {
+    const clash = path.join(dir, 'clash.mjs');
+    const args = RunArgsSchema.parse({ solver: 'reference', limit: 1, baseline: 'none', quiet: true, out: path.join(dir, 'ref.jsonl') });
+    const err = await runCommand(args, { stdout: sink(), stderr: sink(), env: { TOOLS_MODULE: clash }, argv: ['run'] }).catch(
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(UsageError);
     expect((err as Error).message).toBe(`TOOLS_MODULE ${clash}: tool "find_patients" is already defined (a built-in tool)`);
   });

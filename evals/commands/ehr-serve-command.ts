@@ -13,7 +13,12 @@ const EhrServeArgsSchema = z.object({
   port: z.coerce.number().int().min(0).max(65535).default(0),
 });
 
-export async function ehrServeCommand(argv: string[], stdout: { write(s: string): unknown }, signal?: AbortSignal): Promise<number> {
+export async function ehrServeCommand(
+  argv: string[],
+  stdout: { write(s: string): unknown },
+  signal?: AbortSignal,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<number> {
   const [sub, ...rest] = argv;
   if (sub !== 'serve') throw new UsageError('usage: eval ehr serve --tasks <medagentbench.json> [--port N]');
   const { values } = parseArgs({ args: rest, options: { tasks: { type: 'string' }, port: { type: 'string' } } });
@@ -22,7 +27,7 @@ export async function ehrServeCommand(argv: string[], stdout: { write(s: string)
   const dataset = await loadDataset(parsed.data.tasks);
   if (!dataset.medagentbench) throw new UsageError(`${parsed.data.tasks}: not a MedAgentBench task file`);
   const tasks = dataset.medagentbench;
-  const served = await serveEhr({ bundles: async () => generateMabEhr(tasks), port: parsed.data.port });
+  const served = await serveEhr({ bundles: async () => generateMabEhr(tasks), port: parsed.data.port, toolsModule: env.TOOLS_MODULE });
   stdout.write(`FHIR base ${served.baseUrl} (${tasks.length} tasks' EHR; Ctrl-C stops)\n`);
   await new Promise<void>((resolve) => {
     const stop = () => resolve();

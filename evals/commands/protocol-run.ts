@@ -27,7 +27,7 @@ export class ProtocolRunError extends Error {}
 export async function setupProtocolRun(
   args: RunArgs,
   dataset: LoadedDataset,
-  endpoint: { baseUrl?: string; model?: string; apiKey?: string; fetch?: typeof fetch },
+  endpoint: { baseUrl?: string; model?: string; apiKey?: string; fetch?: typeof fetch; toolsModule?: string },
 ): Promise<ProtocolRun> {
   const tasks = dataset.medagentbench;
   if (!tasks) throw new ProtocolRunError('--protocol medagentbench runs a MedAgentBench task file (--tasks <file.json>)');
@@ -45,7 +45,9 @@ export async function setupProtocolRun(
   }
   // The benchmark's api_base ends in a slash (refsol concatenates resource names to it); keep the user's spelling
   // otherwise, as the benchmark does.
-  const served = args.fhirBaseUrl ? undefined : await serveEhr({ bundles: async () => generateMabEhr(tasks) });
+  const served = args.fhirBaseUrl
+    ? undefined
+    : await serveEhr({ bundles: async () => generateMabEhr(tasks), toolsModule: endpoint.toolsModule });
   const fhirBaseUrl = served?.baseUrl ?? (args.fhirBaseUrl!.endsWith('/') ? args.fhirBaseUrl! : `${args.fhirBaseUrl!}/`);
   const solver = benchmarkProtocolSolver({
     baseUrl: endpoint.baseUrl,

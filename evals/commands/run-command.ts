@@ -36,10 +36,11 @@ import { judgeLabelOf, summarizeAgentBench } from '../fhir-agentbench/agentbench
 import { createMedplumFhirClient } from '../../src/fhir-client/medplum-fhir-client.ts';
 import { loadSyntheticEhrBundles } from '../../fixtures/synthetic-ehr.ts';
 import { readEhrBundles } from '../../src/fhir-loader/read-ehr-bundles.ts';
-import { createToolCatalogue, serverToolsFor, ToolCatalogueError } from '../../tools/index.ts';
+import { serverToolsFor } from '../../tools/index.ts';
 import { loadConfig } from '../../src/config.ts';
 import type { ServerTools } from '../../src/agent/tool-contract.ts';
-import { loadToolsModule, ToolsModuleError } from '../../src/compose/load-tools-module.ts';
+import { ToolsModuleError } from '../../src/compose/load-tools-module.ts';
+import { gatewayToolCatalogue } from '../../src/compose-gateway.ts';
 
 export const BUILTIN_SUITE = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'suites', 'builtin.jsonl');
 
@@ -109,6 +110,8 @@ export async function runCommand(args: RunArgs, io: RunIo): Promise<number> {
   const externalFhirUrl = fhirBaseUrl || (gateway && args.baseUrl ? new URL('/fhir', args.baseUrl).href : undefined);
   const created = await createEnvironment({
     fhirBaseUrl: externalFhirUrl,
+    // The embedded store's gateway serves the deployment's tools too, as `serve` would.
+    toolsModule: io.env.TOOLS_MODULE,
     headers,
     loadEhr: args.loadEhr,
     // --ehr: any folder of bundles or NDJSON (e.g. the MIMIC-IV demo) instead of the dataset's own EHR.
@@ -121,7 +124,7 @@ export async function runCommand(args: RunArgs, io: RunIo): Promise<number> {
       ehrSha256 = bundlesSha256(bundles);
       return bundles;
     },
-  });
+  }).catch(usageErrorOf);
   // The protocol run serves the task file's EHR itself when no FHIR base is given: that is generated data too.
   const servedByProtocol = protocolRun && !args.fhirBaseUrl && dataset.medagentbench;
   const ehr: EhrIdentity = servedByProtocol
@@ -312,14 +315,13 @@ async function makeSolver(args: RunArgs, io: RunIo): Promise<Solver> {
 /** Issue 29: a deployment's own tools (TOOLS_MODULE) join the built-ins here as they do in the gateway. */
 async function clientTools(io: RunIo): Promise<ServerTools> {
   const config = loadConfig({ TOOL_RESULT_MAX_TOKENS: io.env.TOOL_RESULT_MAX_TOKENS, TOOLS_MODULE: io.env.TOOLS_MODULE });
-  try {
-    const added = config.TOOLS_MODULE ? await loadToolsModule(config.TOOLS_MODULE, config) : [];
-    return serverToolsFor({ resultMaxTokens: config.TOOL_RESULT_MAX_TOKENS, catalogue: createToolCatalogue({ tools: added }) });
-  } catch (err) {
-    if (err instanceof ToolsModuleError) throw new UsageError(err.message);
-    if (err instanceof ToolCatalogueError) throw new UsageError(`TOOLS_MODULE ${config.TOOLS_MODULE}: ${err.message}`);
-    throw err;
-  }
+  const catalogue = await gatewayToolCatalogue({ config }).catch(usageErrorOf);
+  return serverToolsFor({ resultMaxTokens: config.TOOL_RESULT_MAX_TOKENS, catalogue });
+}
+
+/** A TOOLS_MODULE that does not load (or clashes) is the user's to fix: one usage line naming it, as `serve` gives. */
+function usageErrorOf(err: unknown): never {
+  throw err instanceof ToolsModuleError ? new UsageError(err.message) : err;
 }
 
 /** Every endpoint the run will call answers (any HTTP status but 401/403), checked in parallel, in about 5 s at worst. */
@@ -349,10 +351,11 @@ async function startProtocolRun(args: RunArgs, dataset: LoadedDataset, io: RunIo
       model: args.model ?? io.env.UPSTREAM_MODEL,
       apiKey: args.apiKey ?? io.env.UPSTREAM_API_KEY,
       fetch: io.fetch,
+      toolsModule: io.env.TOOLS_MODULE,
     });
   } catch (err) {
     if (err instanceof ProtocolRunError) throw new UsageError(err.message);
-    throw err;
+    return usageErrorOf(err);
   }
 }
 

@@ -19,6 +19,8 @@ export interface EnvironmentSpec {
   loadEhr?: boolean;
   /** Force the shared-store strategy on the embedded store (a gateway in the same process writes to it). */
   shared?: boolean;
+  /** TOOLS_MODULE: the embedded store's gateway serves a deployment's own tools beside the built-ins, as `serve` does. */
+  toolsModule?: string;
 }
 
 export interface CreatedEnvironment {
@@ -45,7 +47,7 @@ export async function createEnvironment(spec: EnvironmentSpec): Promise<CreatedE
     };
   }
   const gateway = await composeGateway({
-    config: loadConfig({ FHIR_SEED: 'true', LOG_LEVEL: 'silent' }),
+    config: loadConfig({ FHIR_SEED: 'true', LOG_LEVEL: 'silent', TOOLS_MODULE: spec.toolsModule }),
     logger: pino({ level: 'silent' }),
     seed: spec.bundles,
   });

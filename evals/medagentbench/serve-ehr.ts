@@ -13,7 +13,12 @@ export interface ServedEhr {
   close(): Promise<void>;
 }
 
-export async function serveEhr(opts: { bundles: () => Promise<Bundle[]>; port?: number }): Promise<ServedEhr> {
+export async function serveEhr(opts: {
+  bundles: () => Promise<Bundle[]>;
+  port?: number;
+  /** TOOLS_MODULE: a deployment's own tools on this gateway's /mcp beside the built-ins, as `serve` has them. */
+  toolsModule?: string;
+}): Promise<ServedEhr> {
   const gateway = await composeGateway({
     config: loadConfig({
       HOST: '127.0.0.1',
@@ -22,6 +27,7 @@ export async function serveEhr(opts: { bundles: () => Promise<Bundle[]>; port?: 
       LOG_LEVEL: 'silent',
       AUDIT_SINK: 'off',
       RATE_LIMIT_PER_MINUTE: '0',
+      TOOLS_MODULE: opts.toolsModule,
     }),
     logger: pino({ level: 'silent' }),
     seed: opts.bundles,
