@@ -9,7 +9,7 @@ import { referenceNames, type ReferenceNames } from './reference-names.ts';
 import { searchByDrugName } from './search-by-drug-name.ts';
 import { declaredParams } from './search-capabilities.ts';
 import { searchResultContent, type SearchContent } from './search-result-content.ts';
-import { toolErrorResult, toolFailure } from './tool-error-result.ts';
+import { expectedToolFailure, toolFailure } from './tool-error-result.ts';
 import { DEFAULT_RESULT_MAX_TOKENS, fitToBudget } from './tool-result-budget.ts';
 import { defineTool, type ToolContext, type ToolDefinition } from './tool.ts';
 
@@ -182,7 +182,7 @@ export function defineSearchTool<S extends z.ZodObject>(def: SearchToolDef<S>): 
         };
         return { ok: true, content: fitToBudget({ n: page.length, budget, build, ctx }).content };
       } catch (err) {
-        return toolErrorResult(err, ctx);
+        return expectedToolFailure(err, ctx);
       }
     },
   });

@@ -8,7 +8,7 @@ import { z } from 'zod';
 import type { SearchParams } from '../src/fhir-client/fhir-client.ts';
 import { conceptName, isNameSystem } from './medication-name.ts';
 import { fold, medicationsNamed } from './medications-named.ts';
-import { toolErrorResult } from './tool-error-result.ts';
+import { expectedToolFailure } from './tool-error-result.ts';
 import { defineTool, type ToolContext } from './tool.ts';
 
 /** A type's coded concept (its field) and the search parameter over it. */
@@ -130,7 +130,7 @@ export const findCodes = defineTool({
         },
       };
     } catch (err) {
-      return toolErrorResult(err, ctx);
+      return expectedToolFailure(err, ctx);
     }
   },
 });

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { referenceNames } from './reference-names.ts';
 import { summarizeResource } from './summarize-resource.ts';
-import { toolErrorResult } from './tool-error-result.ts';
+import { expectedToolFailure } from './tool-error-result.ts';
 import { idField, rawField, READABLE_TYPES } from './tool-fields.ts';
 import { defineTool } from './tool.ts';
 
@@ -22,7 +22,7 @@ export const readResource = defineTool({
       const names = await referenceNames({ resources: [resource], truncated: false, pages: 1 }, ['Medication', 'Location'], ctx);
       return { ok: true, content: summarizeResource(resource, names) };
     } catch (err) {
-      return toolErrorResult(err, ctx);
+      return expectedToolFailure(err, ctx);
     }
   },
 });

@@ -2,6 +2,7 @@
 // malformed definition, a throw reported with an id and kept from the caller, a result held to the token budget.
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { FhirError } from '../src/fhir-client/fhir-client.ts';
 import { createToolCatalogue, ToolCatalogueError } from './tool-catalogue.ts';
 import { defineTool, type ToolContext } from './tool.ts';
 
@@ -65,6 +66,55 @@ describe('createToolCatalogue', () => {
     expect(refused).toMatchObject({
       ok: false,
       error: { code: 'internal_error', message: expect.stringContaining('TOOL_RESULT_MAX_TOKENS') },
+    });
+  });
+
+  describe("a built-in tool's failure (issue 29 review)", () => {
+    /** A FHIR client every request of which fails with `err`. */
+    const failingFhir = (err: unknown) =>
+      new Proxy({ baseUrl: 'http://fhir.test/fhir' }, { get: (t, k) => (k in t ? t[k as 'baseUrl'] : () => Promise.reject(err)) });
+    const calls: Array<[string, string]> = [
+      ['find_patients', '{"name":"Peter"}'],
+      ['read_resource', '{"resourceType":"Patient","id":"p1"}'],
+      ['find_codes', '{"resourceType":"Observation","text":"potassium"}'],
+      ['record_observation', '{"patient":"p1","code_text":"pain","value_string":"mild"}'],
+    ];
+
+    it('unexpected: internal_error with an id for the caller, the error itself to onError only', async () => {
+      for (const [name, args] of calls) {
+        const reported: Array<{ err: unknown; tool: string; errorId: string }> = [];
+        const catalogue = createToolCatalogue({ onError: (err, facts) => reported.push({ err, ...facts }) });
+        const bug = new TypeError('cannot read sk-live-123 of undefined');
+        const result = await catalogue.execute(name, args, {
+          ...ctx,
+          fhir: failingFhir(bug) as unknown as ToolContext['fhir'],
+          writesEnabled: true,
+        });
+        expect(
+          reported.map((r) => [r.tool, r.err]),
+          name,
+        ).toEqual([[name, bug]]);
+        expect(result, name).toMatchObject({ ok: false, error: { code: 'internal_error', details: { error_id: reported[0]!.errorId } } });
+        expect(JSON.stringify(result), name).not.toContain('sk-live');
+      }
+    });
+
+    it('expected: what the FHIR server said about a refused request, and no report', async () => {
+      const refused = new FhirError('HTTP 400', 400, {
+        resourceType: 'OperationOutcome',
+        issue: [{ severity: 'error', code: 'invalid', diagnostics: 'unknown search parameter "nam"' }],
+      });
+      for (const [name, args] of calls) {
+        const reported: unknown[] = [];
+        const catalogue = createToolCatalogue({ onError: (err) => reported.push(err) });
+        const result = await catalogue.execute(name, args, {
+          ...ctx,
+          fhir: failingFhir(refused) as unknown as ToolContext['fhir'],
+          writesEnabled: true,
+        });
+        expect(reported, name).toEqual([]);
+        expect(result, name).toEqual({ ok: false, error: { code: 'fhir_error', message: 'unknown search parameter "nam"', status: 400 } });
+      }
     });
   });
 });

@@ -38,3 +38,14 @@ export function toolErrorResult(err: unknown, ctx: Pick<ToolContext, 'signal'>):
     return toolFailure('invalid_arguments', 'The arguments do not match the tool schema', { details: zodIssues(err) });
   return toolFailure('internal_error', 'The tool failed inside the gateway; retrying the same call will not help');
 }
+
+/**
+ * A built-in tool's own catch: the failures a tool expects (what the FHIR server refused, a timeout, an abort, bad
+ * arguments) as values with their data; anything else is a bug, thrown on to runTool, which gives the caller
+ * `internal_error` with an id and the error to the log only, as for an added tool.
+ */
+export function expectedToolFailure(err: unknown, ctx: Pick<ToolContext, 'signal'>): ToolFailure {
+  const failure = toolErrorResult(err, ctx);
+  if (failure.error.code === 'internal_error') throw err;
+  return failure;
+}

@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto';
 import type { Identifier, Resource } from '@medplum/fhirtypes';
 import type { FhirRequestTrace } from '../src/fhir-client/fhir-client.ts';
 import { summarizeResource } from './summarize-resource.ts';
-import { toolErrorResult, toolFailure } from './tool-error-result.ts';
+import { expectedToolFailure, toolFailure } from './tool-error-result.ts';
 import type { ToolContext, ToolResult } from './tool.ts';
 
 const TOOL_CALL_SYSTEM = 'urn:fhir-agent-gateway:tool-call';
@@ -77,6 +77,6 @@ export async function writeResource(tool: string, input: unknown, build: () => R
       written: [{ resourceType: saved.resourceType, id: saved.id!, created }],
     };
   } catch (err) {
-    return toolErrorResult(err, ctx);
+    return expectedToolFailure(err, ctx);
   }
 }
