@@ -71,6 +71,7 @@ export function createChatAgent(opts: ChatAgentOptions): ChatAgent {
     // Write idempotency is scoped by the caller and the conversation (computed only if a write may run).
     const session = opts.sessionFor(options?.caller, { idempotencyScope: (callerId) => conversationScope(callerId, params.messages) });
     const results = session.callerId ? scopedCache(cache, session.callerId) : cache;
+    const tools = mergeTools(params.tools, session.definitions);
     // Cache writes run beside the loop; the answer waits for them, so a follow-up on any replica finds them.
     const writes: Array<Promise<void>> = [];
     const loop: AgentLoopOptions = {
@@ -78,6 +79,7 @@ export function createChatAgent(opts: ChatAgentOptions): ChatAgent {
       params,
       runStep,
       session,
+      tools,
       limits: opts.limits,
       signal,
       onExecuted: (e) =>
@@ -85,7 +87,7 @@ export function createChatAgent(opts: ChatAgentOptions): ChatAgent {
     };
     const fill = await fillServerToolResults({
       messages: initialMessages(params),
-      clientToolNames: mergeTools(params.tools, session.definitions).clientToolNames,
+      clientToolNames: tools.clientToolNames,
       cache: results,
       maxExecuted: opts.limits.maxToolCalls,
       execute: (calls) => executeServerToolCalls({ calls, step: -1, session, signal, clock: base.clock, onResult: loop.onExecuted }),

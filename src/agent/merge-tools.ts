@@ -10,15 +10,19 @@ export interface MergedTools {
   clientToolNames: ReadonlySet<string>;
 }
 
+const NO_NAMES: ReadonlySet<string> = new Set();
+
 /**
  * Offers the server tools beside the client's. On a name clash the client's tool wins: the client asked for
  * that name explicitly and expects to receive the call, while the server tool is an unrequested default.
  */
 export function mergeTools(clientTools: FunctionTool[] | undefined, serverTools: FunctionTool[]): MergedTools {
+  // The usual request declares no tools: the server's list as it is (built once, shared, never edited here).
+  if (!clientTools?.length) return { tools: serverTools, clientToolNames: NO_NAMES };
   const clientNames = new Set((clientTools ?? []).map((t) => t.function.name));
   const server = serverTools.filter((t) => !clientNames.has(t.function.name));
   return {
-    tools: [...(clientTools ?? []), ...server],
+    tools: [...clientTools, ...server],
     clientToolNames: clientNames,
   };
 }

@@ -6,7 +6,7 @@ import type { AgentTrace, AgentTraceEvent, StopReason, TraceStep } from './agent
 import type { ToolSession } from './tool-contract.ts';
 import { createDeadline } from './deadline.ts';
 import { executeServerToolCalls, type ExecutedToolCall } from './execute-server-tool-calls.ts';
-import { mergeTools } from './merge-tools.ts';
+import { mergeTools, type MergedTools } from './merge-tools.ts';
 import { ensureToolCallIds, partitionToolCalls } from './partition-tool-calls.ts';
 import { initialMessages, stepParams } from './prepare-step.ts';
 import { finishReasonFor, stopReasonAfterStep, withinToolCallLimit } from './stop-condition.ts';
@@ -20,6 +20,8 @@ export interface AgentLoopOptions {
   runStep: StepRunner;
   /** The request's tools, as its caller may use them: offered beside the client's, and run server-side. */
   session: ToolSession;
+  /** The request's tools merged with the session's, when the caller merged them already. */
+  tools?: MergedTools;
   limits: AgentLimits;
   /** Server tool calls this request already ran (the history's, re-run by fillServerToolResults): one budget. */
   toolCallsDone?: number;
@@ -45,7 +47,7 @@ export interface AgentLoopResult {
 /** step → split calls → stop? → execute server calls → append → repeat. */
 export async function runAgentLoop(o: AgentLoopOptions): Promise<AgentLoopResult> {
   const deadline = createDeadline(o.limits.deadlineMs, o.signal);
-  const { tools, clientToolNames } = mergeTools(o.params.tools, o.session.definitions);
+  const { tools, clientToolNames } = o.tools ?? mergeTools(o.params.tools, o.session.definitions);
   const budget = createTokenBudget(o.params.maxTokens);
   const messages = o.messages ? [...o.messages] : initialMessages(o.params);
   const seenIds = new Set(messages.flatMap((m) => (m.role === 'assistant' ? (m.tool_calls ?? []).map((c) => c.id) : [])));
