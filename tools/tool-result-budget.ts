@@ -20,8 +20,14 @@ export function fitToBudget<C>(opts: { n: number; budget: number; build: (k: num
   kept: number;
   content: C;
 } {
-  const fits = (k: number) => resultTokens(opts.build(k), opts.ctx) <= opts.budget;
-  if (opts.n === 0 || fits(opts.n)) return { kept: opts.n, content: opts.build(opts.n) };
+  // Each size is built once: the content that was measured is the one returned.
+  const built = new Map<number, C>();
+  const fits = (k: number) => {
+    const content = opts.build(k);
+    built.set(k, content);
+    return resultTokens(content, opts.ctx) <= opts.budget;
+  };
+  if (opts.n === 0 || fits(opts.n)) return { kept: opts.n, content: built.get(opts.n) ?? opts.build(opts.n) };
   let lo = 1;
   let hi = opts.n - 1;
   while (lo < hi) {
@@ -29,5 +35,5 @@ export function fitToBudget<C>(opts: { n: number; budget: number; build: (k: num
     if (fits(mid)) lo = mid;
     else hi = mid - 1;
   }
-  return { kept: lo, content: opts.build(lo) };
+  return { kept: lo, content: built.get(lo) ?? opts.build(lo) };
 }
