@@ -7,7 +7,7 @@
 import { badRequest, forbidden } from '@medplum/core';
 import type { Bundle, Resource } from '@medplum/fhirtypes';
 import type { AuditFacts } from '../audit/audit-event.ts';
-import type { AuditTrail } from '../audit/audit-trail.ts';
+import { noAuditTrail, type AuditTrail } from '../audit/audit-trail.ts';
 import {
   FhirError,
   type FhirCallOptions,
@@ -89,6 +89,8 @@ function shownOf(r: SearchResult, shows: SearchOptions['shows']): Resource[] | u
 export function createScopedFhirClient({ fhir, access, audit, tool, maxRead = Infinity }: ScopedFhirClientOptions): FhirClient {
   let auditLeft = TOOL_CALL_AUDIT_MAX_BYTES;
   let readLeft = maxRead;
+  // AUDIT_SINK=off (or a key not audited): no record, so none of what a record lists is gathered either.
+  const audited = audit !== noAuditTrail;
   const record = async (i: FhirRequestInteraction, f: Pick<AuditFacts, 'status'> & Partial<AuditFacts>) => {
     const search = i.subtype === 'search-type';
     const bytes = await audit.record(
@@ -131,6 +133,7 @@ export function createScopedFhirClient({ fhir, access, audit, tool, maxRead = In
     }
     const { read, written, included = [], shown } = results(answer);
     const why = unauthorizedResult(access, i.subtype === 'search-type' ? 'search' : 'read', read, included);
+    if (!audited && !why) return answer;
     // Listed: what the caller is shown and what was written; the rest of a search is counted.
     const listed = [...(shown ?? [...read, ...included]), ...written];
     const patients = [...new Set([...auth.requestedPatients, ...listed.flatMap(patientIdsOf)])];
