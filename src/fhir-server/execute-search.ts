@@ -129,11 +129,18 @@ function withElements(resource: Stored, elements: string[] | undefined): Resourc
   return out as unknown as Resource;
 }
 
-function pageLink(baseUrl: string, query: SearchQuery, relation: string, offset: number): BundleLink {
-  const params = new URLSearchParams(query.linkParams.filter(([k]) => k !== '_count'));
-  params.set('_count', String(query.count));
-  if (offset > 0) params.set('_offset', String(offset));
-  return { relation, url: `${baseUrl}/${query.resourceType}?${params}` };
+/**
+ * A page's link: the query as understood (spelled once per search by `linkQuery`), then `_count` and `_offset`,
+ * as URLSearchParams would set them after the rest.
+ */
+function pageLink(prefix: string, query: SearchQuery, relation: string, offset: number): BundleLink {
+  return { relation, url: `${prefix}_count=${query.count}${offset > 0 ? `&_offset=${offset}` : ''}` };
+}
+
+/** The part of every page link before `_count`: the base, the type and the query's other parameters. */
+function linkPrefix(baseUrl: string, query: SearchQuery): string {
+  const rest = new URLSearchParams(query.linkParams.filter(([k]) => k !== '_count')).toString();
+  return `${baseUrl}/${query.resourceType}?${rest ? `${rest}&` : ''}`;
 }
 
 /** self, first, and next/previous where there are such pages, for a page at `offset` of `count` among `total`. */
@@ -156,13 +163,14 @@ export function executeSearch(store: StoreReader, query: SearchQuery, baseUrl: s
   }
   const bundle: Bundle = { resourceType: 'Bundle', type: 'searchset' };
   if (query.total !== 'none' || query.countOnly) bundle.total = matches.length;
+  const prefix = linkPrefix(baseUrl, query);
   if (query.countOnly) {
-    bundle.link = [{ relation: 'self', url: pageLink(baseUrl, query, 'self', 0).url }];
+    bundle.link = [{ relation: 'self', url: pageLink(prefix, query, 'self', 0).url }];
     return bundle;
   }
   const { offset, count } = query;
   const page = sortResources(matches, query.sort).slice(offset, offset + count);
-  bundle.link = pageLinks(offset, count, matches.length, (relation, at) => pageLink(baseUrl, query, relation, at));
+  bundle.link = pageLinks(offset, count, matches.length, (relation, at) => pageLink(prefix, query, relation, at));
   const entries = [
     ...page.map((r) => ({
       fullUrl: `${baseUrl}/${r.resourceType}/${r.id}`,
