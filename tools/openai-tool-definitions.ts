@@ -17,15 +17,33 @@ export interface OpenAiTool extends FunctionTool {
 /**
  * JSON Schema of the tool input as the model writes it: by default in the subset every grammar converter accepts
  * (what the gateway sends its model server); `{ strict: true }` for OpenAI's strict mode (tool-json-schema.ts).
+ * A fresh copy: the caller may edit it.
  */
 export function toOpenAiTool(tool: ToolDefinition, opts: { strict?: boolean } = {}): OpenAiTool {
-  const schema = toolJsonSchema(tool.inputSchema, { dialect: opts.strict ? 'openai-strict' : 'portable' });
+  return opts.strict ? converted(tool, true) : structuredClone(portable(tool));
+}
+
+/**
+ * Each definition's portable form, converted once and shared by everything built from it (executeTool's catalogue,
+ * openAiToolDefinitions, the gateway's catalogue): boot converted every built-in three times before. Never handed
+ * out as is, only copies.
+ */
+const portableOf = new WeakMap<ToolDefinition, OpenAiTool>();
+
+function portable(tool: ToolDefinition): OpenAiTool {
+  let def = portableOf.get(tool);
+  if (!def) portableOf.set(tool, (def = converted(tool, false)));
+  return def;
+}
+
+function converted(tool: ToolDefinition, strict: boolean): OpenAiTool {
+  const schema = toolJsonSchema(tool.inputSchema, { dialect: strict ? 'openai-strict' : 'portable' });
   return {
     type: 'function',
     function: {
       name: tool.name,
       description: tool.description,
-      ...(opts.strict ? { strict: true } : {}),
+      ...(strict ? { strict: true } : {}),
       parameters: {
         ...schema,
         type: 'object',
@@ -37,11 +55,11 @@ export function toOpenAiTool(tool: ToolDefinition, opts: { strict?: boolean } = 
 }
 
 /**
- * The definitions of `given`, converted once: each call gives the read tools, plus the write tools only when writes
- * are enabled (a model is never offered what it may not do), as fresh copies a caller may edit.
+ * The definitions of `given` (each converted once, by portable()): each call gives the read tools, plus the write
+ * tools only when writes are enabled (a model is never offered what it may not do), as fresh copies a caller may edit.
  */
 export function offeredDefinitions(given: Iterable<ToolDefinition>): (opts: { writesEnabled: boolean }) => OpenAiTool[] {
-  const definitions = [...given].map((t) => ({ write: t.write, def: toOpenAiTool(t) }));
+  const definitions = [...given].map((t) => ({ write: t.write, def: portable(t) }));
   return ({ writesEnabled }) => definitions.filter((d) => writesEnabled || !d.write).map((d) => structuredClone(d.def));
 }
 
