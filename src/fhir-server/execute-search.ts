@@ -51,23 +51,31 @@ function indexHits(store: StoreReader, resourceType: string, filter: SearchFilte
   return ids;
 }
 
-/** The resources the filters' indexes leave: the smallest hit set, less what another filter's index rules out. */
-function candidates(store: StoreReader, query: SearchQuery): Iterable<Stored> {
+/**
+ * The resources the filters' indexes leave (the smallest hit set, less what another filter's index rules out), and
+ * the filters still to check on them. An unmodified token or reference filter whose index answered is not checked
+ * again: its keys are the same values matchesFilter compares, lower-cased the same way (search-index-keys.ts), so
+ * every id left has matched it.
+ */
+function candidates(store: StoreReader, query: SearchQuery): { resources: Iterable<Stored>; unchecked: SearchFilter[] } {
   const { resourceType } = query;
   const hits: Array<ReadonlySet<string>> = [];
+  const unchecked: SearchFilter[] = [];
   for (const filter of query.filters) {
     const ids = indexHits(store, resourceType, filter);
     if (ids) hits.push(ids);
+    if (!ids || filter.modifier !== undefined || filter.code === '_id') unchecked.push(filter);
   }
-  if (!hits.length) return store.all(resourceType);
-  const best = hits.reduce((a, b) => (b.size < a.size ? b : a));
+  if (!hits.length) return { resources: store.all(resourceType), unchecked };
+  let best = hits[0]!;
+  for (const h of hits) if (h.size < best.size) best = h;
   const out: Stored[] = [];
-  for (const id of best) {
-    if (!hits.every((h) => h === best || h.has(id))) continue;
+  next: for (const id of best) {
+    for (const h of hits) if (h !== best && !h.has(id)) continue next;
     const resource = store.get(resourceType, id);
     if (resource) out.push(resource);
   }
-  return out;
+  return { resources: out, unchecked };
 }
 
 type SortKey = string | number | undefined;
@@ -158,8 +166,10 @@ export function pageLinks(
 
 export function executeSearch(store: StoreReader, query: SearchQuery, baseUrl: string): Bundle {
   const matches: Stored[] = [];
-  for (const resource of candidates(store, query)) {
-    if (query.filters.every((f) => matchesFilter(resource, f))) matches.push(resource);
+  const { resources, unchecked } = candidates(store, query);
+  next: for (const resource of resources) {
+    for (const f of unchecked) if (!matchesFilter(resource, f)) continue next;
+    matches.push(resource);
   }
   const bundle: Bundle = { resourceType: 'Bundle', type: 'searchset' };
   if (query.total !== 'none' || query.countOnly) bundle.total = matches.length;
