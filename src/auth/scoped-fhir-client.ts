@@ -18,7 +18,6 @@ import {
   type SearchResult,
 } from '../fhir-client/fhir-client.ts';
 import { withDiagnostics } from '../fhir/with-diagnostics.ts';
-import { noteFhirWrite } from '../fhir/fhir-write-generation.ts';
 import { authorizeInteraction, unauthorizedInclude, unauthorizedResult } from './authorize-interaction.ts';
 import { classifyFhirRequest, type FhirRequestInteraction } from './classify-fhir-request.ts';
 import { decideAccess, type KeyAccess } from './key-access.ts';
@@ -212,7 +211,8 @@ export function createScopedFhirClient({ fhir, access, audit, tool, maxRead = In
       return run(
         i,
         options,
-        (o) => fhir.createResource(resource, o).finally(() => noteFhirWrite(fhir.baseUrl)),
+        // The tool session notes the write (create-tool-session.ts), once per tool call, whichever client made it.
+        (o) => fhir.createResource(resource, o),
         (r) => ({ read: [], written: [r] }),
       );
     },
@@ -221,7 +221,7 @@ export function createScopedFhirClient({ fhir, access, audit, tool, maxRead = In
       return run(
         i,
         options,
-        (o) => fhir.executeBatch(bundle, o).finally(() => noteFhirWrite(fhir.baseUrl)),
+        (o) => fhir.executeBatch(bundle, o),
         (b: Bundle) => ({ read: [], written: (b.entry ?? []).flatMap((e) => (e.resource?.id ? [e.resource] : [])) }),
       );
     },
