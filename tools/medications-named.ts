@@ -1,11 +1,13 @@
 // The Medications whose name contains a text. No server can search a name kept in an identifier (MIMIC) or made of
 // a mix's ingredients, so the catalogue is read (bounded, in large pages) and matched here. It is kept per FHIR
-// server and caller (server-scoped-cache.ts), and calls that arrive while it is being read wait for that one read.
+// server and caller (server-scoped-cache.ts), and calls that arrive while it is being read wait for that one read,
+// each with its own signal (shared-read.ts).
 // (Keyed on the client before, it never hit: 192 Medications cost 18 requests every call; issue 28.)
 import type { Coding, Medication } from '@medplum/fhirtypes';
 import { tokenOf } from './medication-code-names.ts';
 import { codeKey, medicationName } from './medication-name.ts';
 import { serverScoped } from './server-scoped-cache.ts';
+import { sharedRead, type SharedRead } from './shared-read.ts';
 import type { ToolContext } from './tool.ts';
 
 /** At most this many Medications are read (the MIMIC-IV demo has about 1,800, with its mixes). */
@@ -18,7 +20,7 @@ interface Catalogue {
   complete: boolean;
 }
 
-const catalogueOf = serverScoped<{ reading?: Promise<Catalogue> }>(() => ({}));
+const catalogueOf = serverScoped<{ reading?: SharedRead<Catalogue> }>(() => ({}));
 
 export const fold = (s: string) =>
   s
@@ -28,11 +30,15 @@ export const fold = (s: string) =>
 
 function readCatalogue(ctx: ToolContext): Promise<Catalogue> {
   const slot = catalogueOf(ctx);
-  slot.reading ??= fetchCatalogue(ctx).catch((err: unknown) => {
-    slot.reading = undefined;
-    throw err;
-  });
-  return slot.reading;
+  if (!slot.reading || slot.reading.abandoned) {
+    // Under its own signal: a caller that aborts stops waiting, not the read others wait on (shared-read.ts).
+    const reading = sharedRead((signal) => fetchCatalogue({ ...ctx, signal }));
+    slot.reading = reading;
+    reading.settled.catch(() => {
+      if (slot.reading === reading) slot.reading = undefined;
+    });
+  }
+  return slot.reading.join(ctx.signal);
 }
 
 async function fetchCatalogue(ctx: ToolContext): Promise<Catalogue> {
