@@ -48,19 +48,9 @@ export function createInProcessFhirClient(opts: InProcessFhirClientOptions): Fhi
   const defaultMax = opts.maxResults ?? 200;
   const clock = opts.clock ?? (() => performance.now());
 
-  /**
-   * The URL a trace names (and what `startAt` and paging links are): spelled out once per call, when first read
-   * (a search's page is named by its trace, its paging record and its loop check).
-   */
-  const urls = new WeakMap<InProcessCall, string>();
-  const urlOf = (call: InProcessCall) => {
-    let url = urls.get(call);
-    if (url === undefined) {
-      url = `${baseUrl}/${call.segments.map(encodeURIComponent).join('/')}${call.pairs?.length ? `?${new URLSearchParams(call.pairs)}` : ''}`;
-      urls.set(call, url);
-    }
-    return url;
-  };
+  /** The URL a trace names (and what `startAt` and paging links are): only spelled out when someone reads it. */
+  const urlOf = (call: InProcessCall) =>
+    `${baseUrl}/${call.segments.map(encodeURIComponent).join('/')}${call.pairs?.length ? `?${new URLSearchParams(call.pairs)}` : ''}`;
 
   async function send<T>(call: InProcessCall, options: FhirCallOptions | undefined): Promise<T> {
     const signal = options?.signal;
