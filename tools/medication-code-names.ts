@@ -10,7 +10,8 @@ import type { ToolContext } from './tool.ts';
 const BATCH = 40;
 /** `code:<system>|<code>` → name, found on this server for this caller: kept across calls (server-scoped-cache.ts). */
 const namedOf = serverScoped(() => new Map<string, string>());
-const KEPT_MAX = 20_000;
+/** Entries one server-and-caller cache of reference data keeps (here and reference-names.ts); past it, used but not kept. */
+export const REFERENCE_KEPT_MAX = 20_000;
 
 /** The concept an order, administration, dispense or statement names its drug with, if it has one. */
 const medicationConceptOf = (r: Resource): CodeableConcept | undefined =>
@@ -51,7 +52,7 @@ export async function medicationCodeNames(resources: readonly Resource[], names:
           for (const c of carried) {
             if (!wanted.has(codeKey(c)) || names.has(codeKey(c))) continue;
             names.set(codeKey(c), name);
-            if (kept.size < KEPT_MAX) kept.set(codeKey(c), name);
+            if (kept.size < REFERENCE_KEPT_MAX) kept.set(codeKey(c), name);
           }
         }
       } catch {

@@ -5,7 +5,7 @@
 import type { Medication, Resource } from '@medplum/fhirtypes';
 import { collectReferences } from '../src/fhir/collect-references.ts';
 import type { SearchResult } from '../src/fhir-client/fhir-client.ts';
-import { medicationCodeNames } from './medication-code-names.ts';
+import { medicationCodeNames, REFERENCE_KEPT_MAX } from './medication-code-names.ts';
 import { medicationName, type ReferenceNames } from './medication-name.ts';
 import { serverScoped } from './server-scoped-cache.ts';
 import type { ToolContext } from './tool.ts';
@@ -16,8 +16,6 @@ const BATCH = 100;
 const keyOf = (r: Resource) => `${r.resourceType}/${r.id}`;
 /** Types no patient owns, read by id to name them: kept per server and caller across calls (server-scoped-cache.ts). */
 const SHARED = new Set(['Medication', 'Location', 'Organization']);
-/** Resources kept per server and caller; past it what is read is used but not kept. */
-const KEPT_MAX = 20_000;
 const keptOf = serverScoped(() => new Map<string, Resource>());
 
 /** Every `Type/id` reference of one of `types` anywhere in the resources (relative or absolute URLs). */
@@ -73,7 +71,7 @@ async function readMissing(wanted: Set<string>, known: Map<string, Resource>, ct
       );
       for (const r of found.resources) {
         known.set(keyOf(r), r);
-        if (SHARED.has(r.resourceType) && kept.size < KEPT_MAX) kept.set(keyOf(r), r);
+        if (SHARED.has(r.resourceType) && kept.size < REFERENCE_KEPT_MAX) kept.set(keyOf(r), r);
       }
     } catch {
       // Names are a nicety; the references stay.

@@ -3,6 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { FhirError } from '../src/fhir-client/fhir-client.ts';
+import { chatRequestSchema, TOOL_NAME_PATTERN } from '../src/openai/chat-request.ts';
 import { createToolCatalogue, ToolCatalogueError } from './tool-catalogue.ts';
 import { defineTool, type ToolContext } from './tool.ts';
 
@@ -56,6 +57,14 @@ describe('createToolCatalogue', () => {
     expect(result).toMatchObject({ ok: false, error: { code: 'internal_error', details: { error_id: reported[0]!.errorId } } });
     expect(JSON.stringify(result)).not.toContain('sk-live');
     expect((reported[0]!.err as Error).message).toBe('secret sk-live-123 leaked');
+  });
+
+  it("holds an added tool's name to the pattern a chat request's tools are held to (one definition)", () => {
+    for (const name of ['has space', 'x'.repeat(65), 'dose.mg', '']) {
+      expect(() => createToolCatalogue({ tools: [{ ...echo, name }] }), name).toThrow(`name must match ${TOOL_NAME_PATTERN.source}`);
+      const request = { model: 'm', messages: [{ role: 'user', content: 'hi' }], tools: [{ type: 'function', function: { name } }] };
+      expect(chatRequestSchema.safeParse(request).success, name).toBe(false);
+    }
   });
 
   it("holds an added tool's result to the token budget", async () => {

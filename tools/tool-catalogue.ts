@@ -2,6 +2,7 @@
 // that runs a tool (the chat loop, MCP, the evals) goes through one catalogue, so an added tool is parsed, gated
 // and reported exactly as a built-in one.
 import type { ExecuteToolFn } from '../src/agent/tool-contract.ts';
+import { TOOL_NAME_PATTERN } from '../src/openai/chat-request.ts';
 import { offeredDefinitions, type OpenAiTool } from './openai-tool-definitions.ts';
 import { runTool, type ToolErrorReporter } from './run-tool.ts';
 import { toolFailure } from './tool-error-result.ts';
@@ -24,13 +25,12 @@ export class ToolCatalogueError extends Error {
   override name = 'ToolCatalogueError';
 }
 
-const NAME = /^[a-zA-Z0-9_-]{1,64}$/;
-
 function checked(tool: unknown, index: number): ToolDefinition {
   const t = tool as Partial<ToolDefinition> | null;
   const label = typeof t?.name === 'string' ? `tool "${t.name}"` : `tool #${index + 1}`;
   if (typeof t !== 'object' || t === null) throw new ToolCatalogueError(`${label} is not an object`);
-  if (typeof t.name !== 'string' || !NAME.test(t.name)) throw new ToolCatalogueError(`${label}: name must match ${NAME.source}`);
+  if (typeof t.name !== 'string' || !TOOL_NAME_PATTERN.test(t.name))
+    throw new ToolCatalogueError(`${label}: name must match ${TOOL_NAME_PATTERN.source}`);
   if (typeof t.description !== 'string') throw new ToolCatalogueError(`${label}: description must be a string`);
   if (typeof (t.inputSchema as { safeParse?: unknown } | undefined)?.safeParse !== 'function' || !('shape' in (t.inputSchema ?? {})))
     throw new ToolCatalogueError(`${label}: inputSchema must be a zod object (z.object(...))`);

@@ -5,7 +5,7 @@ import { pyDateCompare, pyFromIsoformat } from './python-datetime.ts';
 import type { PyValue } from './python-json-loads.ts';
 import { pyCompare, pyEq, pyIn, pyItem, pyLen, pyLower, pyNum, pyStrip } from './python-ops.ts';
 import { extractPosts, hasPost, type RefsolPost } from './refsol-transcript.ts';
-import { DEFAULT_NOW, MAB } from './task-text.ts';
+import { DEFAULT_NOW, MAB, nextDayDate } from './task-text.ts';
 import { expect, mrn, pyDict, resultMatches, scanLab, showPy, type RefsolCase } from './refsol-context.ts';
 
 // The grader's fixed clock, referral note and codes, as the task texts carry them (one declaration, in task-text.ts).
@@ -13,6 +13,10 @@ const NOW = DEFAULT_NOW;
 const REFERRAL = MAB.referralNote;
 /** refsol checks authoredOn contains the clock to the minute. */
 const NOW_MINUTE = NOW.slice(0, 16);
+/** Task 9's lab: refsol wants it drawn at 08:00 the next morning (a string check of the date and hour). */
+const NEXT_MORNING = `${nextDayDate(NOW)}T08:`;
+/** Task 10: an HbA1c measured before this (the clock a year back) is not recent. */
+const A_YEAR_AGO = `${Number(NOW.slice(0, 4)) - 1}${NOW.slice(4)}`;
 
 /** `payload[k1][k2]...` with Python's errors. */
 const at = (v: PyValue, ...path: Array<string | number>): PyValue => path.reduce<PyValue>((x, k) => pyItem(x, k), v);
@@ -122,7 +126,7 @@ export async function task9(c: RefsolCase): Promise<boolean> {
     field(q, ['intent'], 'order');
     field(q, ['priority'], 'stat');
     field(q, ['subject'], pyDict({ reference: `Patient/${mrn(c)}` }));
-    contains(q, ['occurrenceDateTime'], '2023-11-14T08:');
+    contains(q, ['occurrenceDateTime'], NEXT_MORNING);
   }
   return resultMatches(c, [lastValue ?? -1n], true);
 }
@@ -130,7 +134,7 @@ export async function task9(c: RefsolCase): Promise<boolean> {
 export async function task10(c: RefsolCase): Promise<boolean> {
   const { lastValue, lastMeas, lastTime } = await scanLab(c, 'A1C', false);
   const ref: PyValue = lastValue === null ? [-1n] : [lastValue, lastTime];
-  if (lastValue === null || pyDateCompare(lastMeas!, '<', pyFromIsoformat('2022-11-13T10:15:00+00:00'))) {
+  if (lastValue === null || pyDateCompare(lastMeas!, '<', pyFromIsoformat(A_YEAR_AGO))) {
     const [post] = onePost(c, 1);
     const p = postedTo(c, post, 'ServiceRequest');
     coded(p, MAB.loincSystem, MAB.a1cLoinc);

@@ -5,6 +5,10 @@ import { pyJsonLoads, toPyValue, type PyValue } from './python-json-loads.ts';
 import { PyError, pyGet, pyItem, pyIter, pyLen, pyNum } from './python-ops.ts';
 import { hasPost } from './refsol-transcript.ts';
 import { CUTOFF, DAY_MICROS, expect, getJson, mrn, RefsolFail, resultMatches, scanLab, type RefsolCase } from './refsol-context.ts';
+import { DEFAULT_NOW } from './task-text.ts';
+
+/** Year, month and day of the grader's fixed clock (refsol computes ages on it). */
+const TODAY = DEFAULT_NOW.slice(0, 10).split('-').map(Number);
 
 function noPost(c: RefsolCase): void {
   expect(!hasPost(c.history), 'a POST where none is allowed');
@@ -20,8 +24,9 @@ export async function task2(c: RefsolCase): Promise<boolean> {
   noPost(c);
   const bundle = await getJson(c, `${c.base}Patient?identifier=${mrn(c)}&_format=json`);
   const [y, m, d] = pyStrptimeYmd(pyItem(pyItem(pyItem(pyItem(bundle, 'entry'), 0), 'resource'), 'birthDate'));
-  // Age on 2023-11-13, one less when the birthday is still to come that year.
-  const age = 2023 - y - (11 < m || (11 === m && 13 < d) ? 1 : 0);
+  // Age on the grader's fixed date, one less when the birthday is still to come that year.
+  const [ny, nm, nd] = TODAY;
+  const age = ny - y - (nm < m || (nm === m && nd < d) ? 1 : 0);
   return resultMatches(c, [BigInt(age)], false);
 }
 

@@ -29,6 +29,10 @@ export interface BenchmarkProtocolSolverOptions extends ChatEndpoint {
   seed?: number;
 }
 
+/** AgentBench's history as chat messages: its 'agent' turns are the model's, sent as 'assistant'. */
+const asChat = (history: AgentBenchMessage[]) =>
+  history.map((m) => ({ role: m.role === 'agent' ? ('assistant' as const) : ('user' as const), content: m.content }));
+
 /** The task module's reading of one reply (its strip and fence removal). */
 function readAgentReply(content: string): string {
   return content.trim().replaceAll('```tool_code', '').replaceAll('```', '').trim();
@@ -60,7 +64,7 @@ export function benchmarkProtocolSolver(opts: BenchmarkProtocolSolverOptions): S
       const finish = (status: SampleStatus, extra: { result?: unknown; error?: string; raw?: string } = {}): SolverOutput => ({
         answer: status === 'completed' ? listOrNull(extra.result as string) : null,
         rawAnswer: extra.raw ?? null,
-        transcript: history.map((m) => ({ role: m.role === 'agent' ? 'assistant' : 'user', content: m.content })),
+        transcript: asChat(history),
         toolTrace,
         modelCalls,
         agentBench: { history, status, ...(extra.result !== undefined ? { result: extra.result } : {}) },
@@ -72,7 +76,7 @@ export function benchmarkProtocolSolver(opts: BenchmarkProtocolSolverOptions): S
           opts,
           {
             model: opts.model,
-            messages: history.map((m) => ({ role: m.role === 'agent' ? 'assistant' : 'user', content: m.content })),
+            messages: asChat(history),
             temperature: opts.temperature ?? 0,
             max_tokens: opts.maxTokens ?? 4096,
             ...(opts.seed !== undefined ? { seed: opts.seed } : {}),

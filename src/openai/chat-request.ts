@@ -67,10 +67,13 @@ const jsonSchema = z
   .record(z.string(), z.unknown())
   .refine((s) => !nestedDeeperThan(s, MAX_SCHEMA_DEPTH), `must not nest objects and arrays more than ${MAX_SCHEMA_DEPTH} levels deep`);
 
+/** A function tool's name as OpenAI's API takes it; the tool catalogue holds added tools to it too. */
+export const TOOL_NAME_PATTERN = /^[a-zA-Z0-9_-]{1,64}$/;
+
 const functionTool = z.object({
   type: z.literal('function'),
   function: z.object({
-    name: z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, 'must be 1-64 letters, digits, _ or -'),
+    name: z.string().regex(TOOL_NAME_PATTERN, 'must be 1-64 letters, digits, _ or -'),
     description: z.string().optional(),
     parameters: jsonSchema.optional(),
     strict: strictFlag,
