@@ -99,3 +99,97 @@ describe('normaliseStream batches', () => {
     expect(empty.some((d) => d.type === 'extension')).toBe(false);
   });
 });
+
+// Chunks whose bytes around their text repeat are read by slicing, not JSON.parse (issue 30). The same chunks with
+// an id that changes every time never match a template, so they are always parsed: both must give the same deltas.
+describe('normaliseStream text templates', () => {
+  const TEXTS = [
+    'a',
+    ' the',
+    'say "hi"',
+    'back\\slash',
+    'line\nbreak',
+    'tab\t',
+    'é ✓ 😀',
+    '<think>',
+    '</think>',
+    '',
+    '\u0001',
+    'x</think>y',
+  ];
+  /** A small deterministic generator (no seed library): mulberry32. */
+  const random = (seed: number) => () => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  const script = (seed: number) => {
+    const next = random(seed);
+    const pick = <T>(xs: readonly T[]) => xs[Math.floor(next() * xs.length)]!;
+    const steps: Array<{ delta: Record<string, unknown>; finish?: string; usage?: boolean; spaced?: boolean }> = [];
+    for (let i = 0; i < 40; i++) {
+      const r = next();
+      if (r < 0.35) steps.push({ delta: { content: pick(TEXTS) } });
+      else if (r < 0.6) steps.push({ delta: { [pick(['reasoning_content', 'reasoning'])]: pick(TEXTS) } });
+      else if (r < 0.68) steps.push({ delta: { content: pick(TEXTS), reasoning_content: null } });
+      else if (r < 0.74) steps.push({ delta: { role: 'assistant', content: pick(TEXTS) } });
+      else if (r < 0.8) steps.push({ delta: { content: pick(TEXTS) }, spaced: true });
+      else if (r < 0.86) steps.push({ delta: { reasoning_content: pick(TEXTS), content: pick(TEXTS) } });
+      else if (r < 0.92)
+        steps.push({ delta: { tool_calls: [{ index: 0, id: 'c1', function: { name: 'f', arguments: pick(['{', '"a"', '}']) } }] } });
+      else if (r < 0.96) steps.push({ delta: { content: pick(TEXTS) }, usage: true });
+      else steps.push({ delta: {}, finish: 'stop' });
+    }
+    return steps;
+  };
+  const body = (steps: ReturnType<typeof script>, sameId: boolean) =>
+    steps.map((s, i) => {
+      const obj: Record<string, unknown> = {
+        id: sameId ? 'chatcmpl-1' : `chatcmpl-${i}`,
+        object: 'chat.completion.chunk',
+        choices: [{ index: 0, delta: s.delta, finish_reason: s.finish ?? null }],
+      };
+      if (s.usage) obj.usage = { prompt_tokens: 1, completion_tokens: i, total_tokens: i + 1 };
+      return `data: ${s.spaced ? JSON.stringify(obj, null, 1).replace(/\n/g, '') : JSON.stringify(obj)}\n\n`;
+    });
+  const run = (parts: string[], thinking: boolean) =>
+    all(
+      normaliseStream({
+        body: reads(parts.join('') + 'data: [DONE]\n\n'),
+        thinking,
+        generateId: () => 'gen',
+        dialect: llamaCppPythonDialect,
+      }),
+    );
+
+  it('give the deltas a parse of every chunk gives, on 200 scripted streams', async () => {
+    for (let seed = 1; seed <= 200; seed++) {
+      const steps = script(seed);
+      const thinking = seed % 3 !== 0;
+      const fast = await run(body(steps, true), thinking).catch((err: Error) => err.message);
+      const parsed = await run(body(steps, false), thinking).catch((err: Error) => err.message);
+      expect(fast, `seed ${seed}`).toEqual(parsed);
+    }
+  });
+
+  it('a chunk like a learned one but with a quote in its text, or a finish in its tail, is parsed', async () => {
+    const out = await all(
+      open(
+        chunk({ content: 'a' }) +
+          chunk({ content: 'b"c' }) +
+          chunk({ content: 'dA' }).replace('dA', 'd\\u0041') +
+          chunk({ content: 'e' }, 'length') +
+          'data: [DONE]\n\n',
+      ),
+    );
+    expect(out).toEqual([
+      { type: 'content', text: 'a' },
+      { type: 'content', text: 'b"c' },
+      { type: 'content', text: 'dA' },
+      { type: 'content', text: 'e' },
+      { type: 'finish', finishReason: 'length' },
+      { type: 'extension', data: { usage_reported: false } },
+    ]);
+  });
+});
