@@ -2,6 +2,7 @@
 // Usage: tsx test/bench/bench-servers.ts <upstream|passthrough|gateway> [upstreamBaseUrl]
 // Prints one line `READY <port>` once listening.
 import http from 'node:http';
+import { pathToFileURL } from 'node:url';
 import Fastify from 'fastify';
 import { Pool } from 'undici';
 import type { startServer as startSource } from '../../src/server.ts';
@@ -105,9 +106,11 @@ async function startPassthrough(upstream: string): Promise<number> {
   return (app.server.address() as { port: number }).port;
 }
 
-async function startGateway(upstream: string, extra: Record<string, string> = {}): Promise<number> {
-  // The compiled build, as `npm start` runs it; BENCH_SOURCE=1 runs the TypeScript source through tsx instead.
-  const { startServer } = (await import(process.env.BENCH_SOURCE === '1' ? '../../src/server.ts' : '../../dist/src/server.js')) as {
+async function startGateway(upstream: string, { BENCH_BUILD: build, ...extra }: Record<string, string> = {}): Promise<number> {
+  // The compiled build, as `npm start` runs it; BENCH_SOURCE=1 runs the TypeScript source through tsx instead, and
+  // the setting BENCH_BUILD=<dir>/dist/src/server.js another build (a before/after comparison in one run).
+  const entry = build ? pathToFileURL(build).href : process.env.BENCH_SOURCE === '1' ? '../../src/server.ts' : '../../dist/src/server.js';
+  const { startServer } = (await import(entry)) as {
     startServer: typeof startSource;
   };
   const { port } = await startServer({
@@ -137,3 +140,5 @@ const port =
         ? await startPassthrough(upstream!)
         : await startGateway(upstream!, extraEnv);
 process.stdout.write(`READY ${port}\n`);
+// A normal exit on SIGTERM, so a child run with --cpu-prof writes its profile.
+process.once('SIGTERM', () => process.exit(0));

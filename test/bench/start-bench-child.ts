@@ -13,11 +13,15 @@ export function startBenchChild(script: string, args: string[], o: { nodeArgs?: 
       stdio: ['ignore', 'pipe', 'inherit', ...(o.ipc ? (['ipc'] as const) : [])],
     });
     let out = '';
-    child.stdout!.on('data', (d: Buffer) => {
+    const onData = (d: Buffer) => {
       out += d.toString();
       const m = /READY (\d+)/.exec(out);
-      if (m) resolve({ port: Number(m[1]), child });
-    });
+      if (!m) return;
+      // Past READY the child's stdout is its log (LOG_LEVEL=info): read and dropped, not kept.
+      child.stdout!.off('data', onData).resume();
+      resolve({ port: Number(m[1]), child });
+    };
+    child.stdout!.on('data', onData);
     child.on('exit', (code, signal) => reject(new Error(`bench server ${args[0]} exited (${code ?? signal})`)));
   });
 }
