@@ -1,10 +1,12 @@
 // `--grader refsol.py` in a `--protocol medagentbench` run: a scripted model on loopback plays a policy that makes
 // POSTs (some accepted, one unparsable) and FINISHes, the harness serves the task file's EHR, and the user's own
-// refsol.py grades every sample beside the `refsol` score: both verdicts in the log, no disagreement.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+// refsol.py grades every sample beside the `refsol` score: both verdicts in the log, no disagreement, and one
+// python3 for the whole run (a python3 first on PATH counts the grader's starts before running the real one).
+import { execFileSync } from 'node:child_process';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, onTestFinished } from 'vitest';
 import { readEvalLog } from '../evals/eval-log.ts';
 import { refsolPyUnavailable } from '../evals/medagentbench/run-refsol-py.ts';
 import { mabSeedTasks } from '../evals/medagentbench/seed-tasks.ts';
@@ -33,8 +35,20 @@ describe.skipIf(skip !== undefined)('eval run --protocol medagentbench --grader 
   const dir = mkdtempSync(path.join(tmpdir(), 'refsol-protocol-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('keeps both verdicts on every sample and finds no disagreement', async () => {
+  it('keeps both verdicts on every sample, finds no disagreement, and starts python3 once', async () => {
     const bench = layOutMabBenchmark(dir);
+    const starts = path.join(dir, 'python-starts.log');
+    const real = execFileSync('sh', ['-c', 'command -v python3'], { encoding: 'utf8' }).trim();
+    mkdirSync(path.join(dir, 'bin'));
+    const wrapper = path.join(dir, 'bin', 'python3');
+    // The grader's shim is the program that imports refsol.py (the availability probe only imports requests).
+    writeFileSync(wrapper, `#!/bin/sh\ncase "$2" in *stand_in*) echo start >> '${starts}';; esac\nexec '${real}' "$@"\n`);
+    chmodSync(wrapper, 0o755);
+    const path0 = process.env.PATH;
+    process.env.PATH = `${path.join(dir, 'bin')}${path.delimiter}${path0}`;
+    onTestFinished(() => {
+      process.env.PATH = path0;
+    });
     writeFileSync(path.join(dir, 'tasks.json'), JSON.stringify(synthesizeMabTasks(mabSeedTasks(), 3)));
     const model = await startScriptedProtocolModel(policy);
     try {
@@ -59,6 +73,7 @@ describe.skipIf(skip !== undefined)('eval run --protocol medagentbench --grader 
         expect(meta.disagree, s.id).toBe(false);
         expect(meta.refsolPy!.passed).toBe(s.scores.refsol.value === 1);
       }
+      expect(readFileSync(starts, 'utf8').trim().split('\n')).toEqual(['start']);
       // Some pass and some fail, so agreement is not on one constant.
       const passed = log.samples.filter((s) => s.scores.refsol.value === 1).length;
       expect(passed).toBeGreaterThan(0);

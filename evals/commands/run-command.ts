@@ -5,7 +5,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { judgePanel, RunArgsSchema, type RunArgs } from '../cli-args.ts';
 import { defaultScorers } from '../default-scorers.ts';
-import { refsolPyGrader, type RefsolPyGrade } from '../medagentbench/refsol-py-grader.ts';
+import { refsolPyGrader, type RefsolPyGrader } from '../medagentbench/refsol-py-grader.ts';
 import { refsolPyUnavailable } from '../medagentbench/run-refsol-py.ts';
 import { refsolScorer } from '../scorers/refsol-scorer.ts';
 import { checkEndpoint, type EndpointProbe } from '../environment/check-endpoint.ts';
@@ -267,6 +267,7 @@ export async function runCommand(args: RunArgs, io: RunIo): Promise<number> {
     >,
   });
   await writer.close();
+  await refsolPy?.close();
   await protocolRun?.close();
   await environment.close();
 
@@ -362,7 +363,7 @@ async function startProtocolRun(args: RunArgs, dataset: LoadedDataset, io: RunIo
 export class UsageError extends Error {}
 
 /** The per-sample refsol.py grader, or why it cannot run here (no python3, no requests, no refsol.py). */
-function refsolPyFor(dir: string): RefsolPyGrade | Error {
+function refsolPyFor(dir: string): RefsolPyGrader | Error {
   const why = refsolPyUnavailable(dir);
   return why ? new Error(why) : refsolPyGrader({ dir });
 }

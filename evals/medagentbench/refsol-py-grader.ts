@@ -1,10 +1,11 @@
 // `--grader refsol.py` for one sample at a time, as the `refsol` score asks: the user's refsol.py grades the same
-// transcript. A sample whose store has no HTTP address (a tools-mode fork) is served to python for the call through
-// a loopback bridge over the score's own fetch, and the transcript's FHIR base is spelled as the bridge's.
+// transcript, in one python3 for the whole run. A sample whose store has no HTTP address (a tools-mode fork) is
+// served to python for the call through a loopback bridge over the score's own fetch, and the transcript's FHIR
+// base is spelled as the bridge's.
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { RefsolRun, RefsolVerdict } from './refsol-grader.ts';
-import { runRefsolPy } from './run-refsol-py.ts';
+import { startRefsolPy, type RefsolPyProcess } from './run-refsol-py.ts';
 import type { MedAgentBenchTask } from './task-file.ts';
 
 export type RefsolPyGrade = (
@@ -33,21 +34,27 @@ async function bridge(base: string, get: typeof globalThis.fetch): Promise<{ bas
   return { base: `http://127.0.0.1:${port}/fhir/`, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
 }
 
-export function refsolPyGrader(opts: { dir: string; python?: string }): RefsolPyGrade {
-  return async (task, run, fhirBase, get) => {
+/** The grade, and close() for the run's end: one python3 grades every sample of a run (started by the first). */
+export type RefsolPyGrader = RefsolPyGrade & { close(): Promise<void> };
+
+export function refsolPyGrader(opts: { dir: string; python?: string }): RefsolPyGrader {
+  let python: RefsolPyProcess | undefined;
+  const grade: RefsolPyGrade = async (task, run, fhirBase, get) => {
     const served = get ? await bridge(fhirBase, get) : undefined;
+    const proc = (python ??= startRefsolPy(opts));
     try {
       const base = served?.base ?? fhirBase;
       const history = served ? run.history.map((m) => ({ ...m, content: m.content.split(fhirBase).join(base) })) : run.history;
-      const [verdict] = await runRefsolPy({
-        dir: opts.dir,
-        fhirBase: base,
-        cases: [{ task, run: { history, result: run.result } }],
-        python: opts.python,
-      });
+      const [verdict] = await proc.grade(base, [{ task, run: { history, result: run.result } }]);
       return verdict;
+    } catch (err) {
+      // A python that died is started afresh for the next sample; this one reports why.
+      if (python === proc) python = undefined;
+      await proc.close();
+      throw err;
     } finally {
       await served?.close();
     }
   };
+  return Object.assign(grade, { close: async () => python?.close() });
 }

@@ -2,8 +2,9 @@
 // it imports the user's refsol.py as `src.server.tasks.medagentbench.refsol`, standing in for the `src.` packages
 // AgentBench would provide (so the benchmark's __init__.py, which needs AgentBench, never runs), then grades
 // every case as eval.py and calculate_overall do: no result → not graded; an exception → a fail.
-// Input on stdin: {"dir", "fhir_base", "cases": [{"case", "history", "result"}]}; output: one JSON line of verdicts.
-// refsol prints as it grades; stdout is moved to stderr while it runs so the verdict line stays alone.
+// Input on stdin, one job a line: {"dir", "fhir_base", "cases": [{"case", "history", "result"}]}; output: one JSON
+// line of verdicts per job, flushed, so one process grades a whole run (refsol.py is imported once, by the first job).
+// refsol prints as it grades; stdout is moved to stderr so the verdict lines stay alone.
 export const REFSOL_PY_SHIM = String.raw`
 import importlib, json, sys, types
 
@@ -15,18 +16,24 @@ def stand_in(name, path=None):
     return module
 
 def main():
-    job = json.load(sys.stdin)
-    stand_in('src')
-    stand_in('src.server')
-    stand_in('src.server.tasks')
-    stand_in('src.server.tasks.medagentbench', job['dir'])
     out, sys.stdout = sys.stdout, sys.stderr
-    try:
-        refsol = importlib.import_module('src.server.tasks.medagentbench.refsol')
+    refsol = None
+    while True:
+        line = sys.stdin.readline()
+        if not line:
+            break
+        if not line.strip():
+            continue
+        job = json.loads(line)
+        if refsol is None:
+            stand_in('src')
+            stand_in('src.server')
+            stand_in('src.server.tasks')
+            stand_in('src.server.tasks.medagentbench', job['dir'])
+            refsol = importlib.import_module('src.server.tasks.medagentbench.refsol')
         verdicts = [grade(refsol, item, job['fhir_base']) for item in job['cases']]
-    finally:
-        sys.stdout = out
-    print(json.dumps(verdicts))
+        out.write(json.dumps(verdicts) + '\n')
+        out.flush()
 
 class Turn:
     def __init__(self, role, content):
