@@ -68,6 +68,20 @@ describe('SSE reader', () => {
     expect(out).toEqual(['{"a":\n1}', '[DONE]']);
   });
 
+  it('decodes UTF-8 split at any byte and drops a leading byte order mark, as the SSE spec says', async () => {
+    const bytes = new TextEncoder().encode('\uFEFFdata: {"t":"é ✓ 😀"}\n\ndata: ok\n\n');
+    expect(bytes[0]).toBe(0xef);
+    for (let i = 0; i <= bytes.length; i++) {
+      async function* two() {
+        yield bytes.slice(0, i);
+        yield bytes.slice(i);
+      }
+      const out: string[] = [];
+      for await (const batch of readSseBatches(two())) out.push(...batch);
+      expect(out, `split at byte ${i}`).toEqual(['{"t":"é ✓ 😀"}', 'ok']);
+    }
+  });
+
   it('reads the same events whichever two pieces the text arrives in, and a last event without its blank line', () => {
     const raw = ': keep-alive\r\n\r\ndata: {"a":\r\ndata: 1}\r\n\r\nevent: x\ndata: [DONE]\n\ndata:last\r\n';
     for (let i = 0; i <= raw.length; i++) {
