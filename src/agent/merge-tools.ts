@@ -1,4 +1,5 @@
 import type { FunctionTool } from '../openai/chat-request.ts';
+import { keepToolsJson } from '../shared/request-body-json.ts';
 
 export interface MergedTools {
   tools: FunctionTool[];
@@ -17,8 +18,12 @@ const NO_NAMES: ReadonlySet<string> = new Set();
  * that name explicitly and expects to receive the call, while the server tool is an unrequested default.
  */
 export function mergeTools(clientTools: FunctionTool[] | undefined, serverTools: FunctionTool[]): MergedTools {
-  // The usual request declares no tools: the server's list as it is (built once, shared, never edited here).
-  if (!clientTools?.length) return { tools: serverTools, clientToolNames: NO_NAMES };
+  // The usual request declares no tools: the server's list as it is (built once, shared, never edited), whose JSON
+  // every model call of every such request then reuses.
+  if (!clientTools?.length) {
+    keepToolsJson(serverTools);
+    return { tools: serverTools, clientToolNames: NO_NAMES };
+  }
   const clientNames = new Set((clientTools ?? []).map((t) => t.function.name));
   const server = serverTools.filter((t) => !clientNames.has(t.function.name));
   return {

@@ -21,6 +21,7 @@ import { UpstreamError } from './upstream-error.ts';
 import { isRealReasoning, upstreamNotes } from './upstream-notes.ts';
 import { normaliseFinishReason, wireCompletionSchema } from './upstream-wire.ts';
 import { randomId } from '../shared/random-id.ts';
+import { stringifyRequestBody } from '../shared/request-body-json.ts';
 
 export interface OpenAiCompatibleUpstreamOptions {
   baseUrl: string;
@@ -71,7 +72,7 @@ export function createOpenAiCompatibleUpstream(o: OpenAiCompatibleUpstreamOption
     err instanceof UpstreamError && err.retryAfterMs ? Math.min(err.retryAfterMs, o.maxRetryAfterMs ?? 30_000) : undefined;
 
   async function send(params: ChatParams, stream: boolean, options: CallOptions | undefined): Promise<HttpResponse> {
-    const body = JSON.stringify(dialect.transformRequest({ params, model: o.model, stream }));
+    const body = stringifyRequestBody(dialect.transformRequest({ params, model: o.model, stream }));
     const retries = o.maxRetries ?? 2;
     // The first attempt runs bare; p-retry only takes over once something failed.
     const cancel = options?.signal;
