@@ -8,7 +8,6 @@ import type { ChatAgent } from '../agent/chat-agent.ts';
 import type { ChatParams } from '../upstream/model-upstream.ts';
 import { createChunkEncoder } from './chunk-encoder.ts';
 import { toApiError } from './error-handler.ts';
-import { mergeStreams } from './merge-streams.ts';
 import { RequestCancel } from './request-cancel.ts';
 import { writeSse } from './write-sse.ts';
 
@@ -84,13 +83,12 @@ export async function chatCompletionsRoute(app: FastifyInstance, o: ChatRouteOpt
         jsonMode,
         includeUsage: !!body.stream_options?.include_usage,
       });
-      const deltas = n === 1 ? { single: streams[0]! } : { merged: mergeStreams(streams) };
       // writeSse writes the head itself; a header set on the raw response joins it.
       if (viaServerTools) reply.raw.setHeader('x-server-tools', 'on');
       settled = await writeSse({
         reply,
         encoder,
-        deltas,
+        streams,
         requestId: String(req.id),
         onError: (err) => describeStreamError(err, sig.timedOut, req),
       });

@@ -5,11 +5,6 @@ import { extractJson } from '../openai/extract-json.ts';
 import { sumUsage } from '../upstream/sum-usage.ts';
 import type { UpstreamDelta, Usage } from '../upstream/model-upstream.ts';
 
-export interface IndexedDelta {
-  index: number;
-  delta: UpstreamDelta;
-}
-
 interface ChoiceState {
   reasoning: string;
   content: boolean;

@@ -4,14 +4,14 @@ import type { FastifyReply } from 'fastify';
 import type { ApiError } from '../openai/api-error.ts';
 import { deltaBatches } from '../upstream/delta-batches.ts';
 import type { UpstreamDelta } from '../upstream/model-upstream.ts';
-import type { createChunkEncoder, IndexedDelta } from './chunk-encoder.ts';
+import type { createChunkEncoder } from './chunk-encoder.ts';
 
 /** Resolves true when the stream ran to `[DONE]`, false when it ended with an error event. */
 export async function writeSse(o: {
   reply: FastifyReply;
   encoder: ReturnType<typeof createChunkEncoder>;
-  /** n = 1: the upstream's deltas as they are (no re-wrapping generator per delta); n > 1: tagged by choice. */
-  deltas: { single: AsyncIterable<UpstreamDelta> } | { merged: AsyncIterable<IndexedDelta> };
+  /** One stream per choice. One choice is read a network read at a time; n > 1 are interleaved delta by delta. */
+  streams: Array<AsyncIterable<UpstreamDelta>>;
   requestId: string;
   onError: (err: unknown) => ApiError;
 }): Promise<boolean> {
@@ -56,13 +56,13 @@ export async function writeSse(o: {
   };
   try {
     await emit(o.encoder.start());
-    if ('single' in o.deltas) {
-      for await (const batch of deltaBatches(o.deltas.single)) {
+    if (o.streams.length === 1) {
+      for await (const batch of deltaBatches(o.streams[0]!)) {
         const pushedBack = emitBatch(batch);
         if (pushedBack) await pushedBack;
       }
     } else {
-      for await (const d of o.deltas.merged) {
+      for await (const d of mergeStreams(o.streams)) {
         const pushedBack = emit(o.encoder.encode(d.index, d.delta));
         if (pushedBack) await pushedBack;
       }
@@ -75,5 +75,35 @@ export async function writeSse(o: {
     return false;
   } finally {
     raw.end();
+  }
+}
+
+interface IndexedDelta {
+  index: number;
+  delta: UpstreamDelta;
+}
+
+/** n > 1 is served by n concurrent upstream streams; this interleaves them, tagging each delta with its choice. */
+async function* mergeStreams(streams: Array<AsyncIterable<UpstreamDelta>>): AsyncGenerator<IndexedDelta> {
+  const iterators = streams.map((s) => s[Symbol.asyncIterator]());
+  const pending = new Map<number, Promise<{ i: number; r: IteratorResult<UpstreamDelta> }>>();
+  const pull = (i: number) =>
+    pending.set(
+      i,
+      iterators[i]!.next().then((r) => ({ i, r })),
+    );
+  iterators.forEach((_, i) => pull(i));
+  try {
+    while (pending.size) {
+      const { i, r } = await Promise.race(pending.values());
+      if (r.done) {
+        pending.delete(i);
+        continue;
+      }
+      pull(i);
+      yield { index: i, delta: r.value };
+    }
+  } finally {
+    await Promise.allSettled(iterators.map((it) => it.return?.()));
   }
 }
