@@ -213,11 +213,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   deps.observe?.(app);
   app.addHook('onRequest', guard);
 
-  // Registered only when it would log: a hook costs on every request even when its line is dropped.
-  if (['trace', 'debug', 'info'].includes(app.log.level)) {
+  // The access line is debug: at info a request that succeeds writes no line (failures are logged where they are
+  // decided, and every request is counted in the metrics), which kept the logger off the hot path: a line per
+  // request cost ~15% of the pass-through's throughput (issue 30, docs/benchmarks.md). Registered only when it
+  // would log: a hook costs on every request even when its line is dropped.
+  if (['trace', 'debug'].includes(app.log.level)) {
     app.addHook('onResponse', (req, reply, done) => {
       const path = req.url.split('?', 1)[0];
-      req.log.info(
+      req.log.debug(
         { method: req.method, path, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 },
         'request completed',
       );
