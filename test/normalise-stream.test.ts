@@ -1,6 +1,6 @@
 // The batched stream normaliser: one batch per network read, and a failure inside a read still delivers the
 // deltas that came before it (as delta-by-delta reading did), then throws an UpstreamError.
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { UpstreamDelta } from '../src/upstream/model-upstream.ts';
 import { llamaCppPythonDialect } from '../src/upstream/dialects/llama-cpp-python.ts';
 import { vllmDialect } from '../src/upstream/dialects/vllm.ts';
@@ -170,6 +170,21 @@ describe('normaliseStream text templates', () => {
       const fast = await run(body(steps, true), thinking).catch((err: Error) => err.message);
       const parsed = await run(body(steps, false), thinking).catch((err: Error) => err.message);
       expect(fast, `seed ${seed}`).toEqual(parsed);
+    }
+  });
+
+  it('parse only the chunks a template does not cover, also when the chunks carry the current second (llama.cpp)', async () => {
+    const stamped = (second: number, content: string) =>
+      `data: ${JSON.stringify({ choices: [{ finish_reason: null, index: 0, delta: { content } }], created: second, id: 'c', object: 'chat.completion.chunk' })}\n\n`;
+    const parts = Array.from({ length: 60 }, (_, i) => stamped(1_700_000_000 + Math.floor(i / 6), `t${i} `));
+    const parse = vi.spyOn(JSON, 'parse');
+    try {
+      const out = await all(open(...parts, chunk({}, 'stop'), 'data: [DONE]\n\n'));
+      expect(out.filter((d) => d.type === 'content')).toHaveLength(60);
+      // One parse per new second (10) and the finish chunk; without templates it would be 61.
+      expect(parse.mock.calls.length).toBeLessThanOrEqual(11);
+    } finally {
+      parse.mockRestore();
     }
   });
 

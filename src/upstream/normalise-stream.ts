@@ -104,6 +104,7 @@ async function* normaliseBatches(o: NormaliseStreamOptions): AsyncGenerator<Upst
     if (content) text(splitter.push(content));
   };
   const templates: TextChunkTemplate[] = [];
+  let learned = 0;
 
   /** One event's data; true at `[DONE]`. */
   const event = (data: string): boolean => {
@@ -132,9 +133,11 @@ async function* normaliseBatches(o: NormaliseStreamOptions): AsyncGenerator<Upst
     if (d) {
       const reasoning = d.reasoning_content ?? d.reasoning;
       deltaText(reasoning, d.content);
-      if (templates.length < MAX_TEMPLATES && json.choices!.length === 1 && !json.usage && !json.error && !choice.finish_reason) {
+      if (json.choices!.length === 1 && !json.usage && !json.error && !choice.finish_reason) {
         const t = learnTextTemplate(data, d);
-        if (t) templates.push(t);
+        // When full, the oldest goes: llama.cpp's server stamps each chunk with the current second, so its
+        // templates change as the stream goes on.
+        if (t) templates[learned++ % MAX_TEMPLATES] = t;
       }
       if (d.tool_calls) for (const [i, tc] of d.tool_calls.entries()) toolFragment(tc, i);
       if (countChunks && (reasoning || d.content || d.tool_calls?.length)) textChunks++;
