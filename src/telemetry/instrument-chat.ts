@@ -6,7 +6,7 @@ import { UpstreamError } from '../upstream/upstream-error.ts';
 import type { ChatAgent } from '../agent/chat-agent.ts';
 import type { CallOptions, ChatParams, UpstreamDelta, Usage } from '../upstream/model-upstream.ts';
 import type { GatewayMetrics } from './gateway-metrics.ts';
-import { observeDeltas } from './observe-deltas.ts';
+import { observeDeltas } from '../upstream/delta-batches.ts';
 import { withStepSlot } from './step-slot.ts';
 import type { Telemetry } from './telemetry.ts';
 

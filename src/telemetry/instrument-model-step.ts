@@ -4,7 +4,7 @@ import { SpanKind, SpanStatusCode, context, type Span } from '@opentelemetry/api
 import { ATTR_ERROR_TYPE } from '@opentelemetry/semantic-conventions';
 import type { CallOptions, ChatParams, FinishReason, ModelUpstream, UpstreamDelta, Usage } from '../upstream/model-upstream.ts';
 import { GEN_AI } from './gen-ai-attributes.ts';
-import { observeDeltas } from './observe-deltas.ts';
+import { observeDeltas } from '../upstream/delta-batches.ts';
 import { currentStepSlot } from './step-slot.ts';
 import type { Telemetry } from './telemetry.ts';
 
