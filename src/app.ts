@@ -69,17 +69,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const hostAllowed = (req: FastifyRequest) => !checkHost || hostPolicy.allows(hostHeaders(req.raw.rawHeaders));
   // Two Host headers, or one that is no host[:port] (`%zz`, `a b`, `[::1`): a bad request on every route, whatever
   // the policy, before anything builds a URL from it. A missing Host (HTTP/1.0) is left to the policy.
-  // A client sends the same Host on every request: the last one's verdict is kept, not parsed again.
-  let lastHost: string | undefined;
-  let lastHostParses = false;
   const hostMalformed = (req: FastifyRequest) => {
     const hosts = hostHeaders(req.raw.rawHeaders);
-    if (hosts.length !== 1) return hosts.length > 1;
-    if (hosts[0] !== lastHost) {
-      lastHostParses = parseHost(hosts[0]) !== undefined;
-      lastHost = hosts[0];
-    }
-    return !lastHostParses;
+    return hosts.length > 1 || (hosts.length === 1 && parseHost(hosts[0]) === undefined);
   };
   const refuseMalformedHost = (req: FastifyRequest, reply: FastifyReply): void => {
     req.log.warn({ status: 400, code: 'invalid_host' }, 'request rejected');
