@@ -1,5 +1,8 @@
 // Units of the upstream layer: think-tag splitting at every split point, JSON extraction, the SSE reader.
 // Per-dialect request bodies, usage, errors and detection are in upstream-dialects.test.ts.
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
 import { extractJson } from '../src/openai/extract-json.ts';
 import { createSseParser, readSseBatches } from '../src/upstream/read-sse-batches.ts';
@@ -66,6 +69,32 @@ describe('SSE reader', () => {
     const out: string[] = [];
     for await (const batch of readSseBatches(chunks())) out.push(...batch);
     expect(out).toEqual(['{"a":\n1}', '[DONE]']);
+  });
+
+  it('lets go of a body that sends [DONE] and then neither ends nor writes, within about a second', async () => {
+    let closed = 0;
+    const server = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write('data: {"a":1}\n\ndata: [DONE]\n\n'); // and never res.end()
+      res.socket!.on('close', () => (closed = Date.now()));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const { body } = await request(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`);
+      const out: string[] = [];
+      for await (const batch of readSseBatches(body)) {
+        out.push(...batch);
+        if (batch.includes('[DONE]')) break;
+      }
+      const stopped = Date.now();
+      expect(out).toEqual(['{"a":1}', '[DONE]']);
+      await expect.poll(() => closed, { timeout: 3000, interval: 50 }).toBeGreaterThan(0);
+      expect(closed - stopped).toBeGreaterThanOrEqual(900);
+      expect(closed - stopped).toBeLessThan(2500);
+    } finally {
+      server.closeAllConnections();
+      server.close();
+    }
   });
 
   it('decodes UTF-8 split at any byte and drops a leading byte order mark, as the SSE spec says', async () => {

@@ -102,7 +102,7 @@ export async function* readSseBatches(body: AsyncIterable<Uint8Array>): AsyncGen
     ended = true;
     yield [...parser.push(decoder.end()), ...parser.end()];
   } finally {
-    if (!ended) await (sawDone ? releaseAfterDone(it) : it.return?.());
+    if (!ended) await (sawDone ? releaseAfterDone(it, body) : it.return?.());
   }
 }
 
@@ -110,9 +110,9 @@ export async function* readSseBatches(body: AsyncIterable<Uint8Array>): AsyncGen
  * The reader stopped at OpenAI's `[DONE]`. Its body's end is usually already on its way: read to it, because a Node
  * stream stopped early is destroyed with an AbortError, whose stack trace cost about 3% of a burst stream (issue 30
  * profile), and its connection is closed instead of reused. Anything else (more bytes, or nothing by the next
- * macrotask) and the body is let go as before, once its pending read settles.
+ * macrotask) and the body is let go as before, once its pending read settles or a second has passed.
  */
-async function releaseAfterDone(it: AsyncIterator<Uint8Array>): Promise<void> {
+async function releaseAfterDone(it: AsyncIterator<Uint8Array>, body: AsyncIterable<Uint8Array>): Promise<void> {
   const next = it.next();
   const first = await Promise.race([next, new Promise<'later'>((resolve) => setImmediate(resolve, 'later'))]).catch(() => undefined);
   if (first === undefined || (first !== 'later' && first.done)) return;
@@ -120,5 +120,22 @@ async function releaseAfterDone(it: AsyncIterator<Uint8Array>): Promise<void> {
     await it.return?.();
     return;
   }
-  void next.then((r) => (r.done ? undefined : it.return?.())).catch(() => undefined);
+  // An upstream that sends [DONE] and then neither ends nor writes would keep its socket until the upstream timeout:
+  // a second is plenty for an end already on its way. The iterator's return() would queue behind the pending read, so
+  // a Node stream (undici's body) is destroyed instead.
+  const destroy = (body as { destroy?: () => void }).destroy;
+  const giveUp = setTimeout(
+    () => (destroy ? destroy.call(body) : void Promise.resolve(it.return?.()).catch(() => undefined)),
+    RELEASE_AFTER_DONE_MS,
+  );
+  giveUp.unref();
+  void next
+    .then((r) => {
+      clearTimeout(giveUp);
+      return r.done ? undefined : it.return?.();
+    })
+    .catch(() => undefined);
 }
+
+/** How long a body may stay open after `[DONE]` before the reader lets it go. */
+const RELEASE_AFTER_DONE_MS = 1000;
