@@ -306,3 +306,39 @@ describe('tool execution concurrency (agent upstream, injected tools)', () => {
     ]);
   });
 });
+
+describe('a ServerTools that throws (an embedder’s own, which promise not to)', () => {
+  it('gives the model internal_error with an error id, and the error’s words to the log only', async () => {
+    const upstream = createScriptedUpstream([{ toolCalls: [toolCall('t1', 'probe', {})] }, { content: 'done' }]);
+    const tools: ServerTools = {
+      definitions: () => [{ type: 'function', function: { name: 'probe', parameters: { type: 'object' } } }],
+      execute: async () => {
+        throw new Error('lookup failed for Farrah Iwasaki');
+      },
+    };
+    const logged: Array<{ err: unknown; tool: string; errorId: string }> = [];
+    const agent = createChatAgent({
+      upstream,
+      limits: { maxSteps: 4, maxToolCalls: 10, deadlineMs: 5000 },
+      sessionFor: () =>
+        createToolSession({ tools, fhir: {} as FhirClient, writesEnabled: false, onError: (err, facts) => logged.push({ err, ...facts }) }),
+    });
+    const { completion } = await agent.generate({
+      messages: user('go'),
+      maxTokens: 100,
+      temperature: 0,
+      thinking: { type: 'enabled', keep: null },
+    });
+    expect(completion.content).toBe('done');
+    const [sent] = upstream.calls[1]!.params.messages.filter((m) => m.role === 'tool');
+    const result = JSON.parse(String(sent!.content));
+    expect(result.ok).toBe(false);
+    expect(result.error.code).toBe('internal_error');
+    expect(String(sent!.content)).not.toContain('Iwasaki');
+    expect(logged).toHaveLength(1);
+    expect(logged[0]!.tool).toBe('probe');
+    expect(result.error.details.error_id).toBe(logged[0]!.errorId);
+    expect(result.error.message).toContain(logged[0]!.errorId);
+    expect((logged[0]!.err as Error).message).toContain('Iwasaki');
+  });
+});

@@ -74,8 +74,9 @@ export async function createAccessControl(o: AccessControlOptions): Promise<Acce
     : noAuditTrail;
   const auditFor = (access: KeyAccess): AuditTrail => (access.audited ? trail : noAuditTrail);
 
+  const onError = (err: unknown, facts: { tool: string; errorId: string }) => o.logger.error({ err, ...facts }, 'tool failed');
   const toolSession = (caller: CallerContext | undefined, scope: ToolSessionScope = {}): ToolSession => {
-    if (!caller) return createToolSession({ ...scope, tools: o.tools, fhir: o.fhir, writesEnabled: o.config.FHIR_WRITE_TOOLS });
+    if (!caller) return createToolSession({ ...scope, tools: o.tools, fhir: o.fhir, writesEnabled: o.config.FHIR_WRITE_TOOLS, onError });
     const access = caller as KeyAccess;
     const scoped = toolAccess(access);
     const audit = auditFor(access);
@@ -83,6 +84,7 @@ export async function createAccessControl(o: AccessControlOptions): Promise<Acce
       ...scope,
       tools: o.tools,
       fhir: o.fhir,
+      onError,
       fhirForTool: (tool) =>
         createScopedFhirClient({ fhir: o.fhir, access: scoped, audit, tool, maxRead: o.config.TOOL_MAX_RESOURCES_READ }),
       callerId: access.id,
