@@ -5,10 +5,10 @@ import { readFileSync } from 'node:fs';
 import { URL, fileURLToPath } from 'node:url';
 
 const COMMANDS = {
-  serve: { entry: '../dist/src/server.js', help: 'start the gateway (as npm start; `serve --help` lists its variables)' },
-  mcp: { entry: '../dist/src/mcp-stdio.js', help: 'the FHIR tools as an MCP server over stdio (logs on stderr)' },
+  serve: { entry: '../dist/src/composition/server.js', help: 'start the gateway (as npm start; `serve --help` lists its variables)' },
+  mcp: { entry: '../dist/src/composition/mcp-stdio.js', help: 'the FHIR tools as an MCP server over stdio (logs on stderr)' },
   eval: { entry: '../dist/evals/cli.js', help: 'run, report and compare evaluations (`eval --help`)' },
-  load: { entry: '../dist/src/fhir-loader/loader-cli.js', help: 'bulk-load FHIR bundles or NDJSON into a FHIR server (`load --help`)' },
+  load: { entry: '../dist/src/fhir/loader/loader-cli.js', help: 'bulk-load FHIR bundles or NDJSON into a FHIR server (`load --help`)' },
   key: { entry: '../dist/scripts/create-api-key.js', help: 'create an API key for API_KEYS (`key --help`)' },
 };
 

@@ -10,7 +10,6 @@ RUN --mount=type=cache,target=/root/.npm npm ci --ignore-scripts --no-audit --no
 COPY tsconfig.json tsconfig.build.json ./
 COPY scripts ./scripts
 COPY src ./src
-COPY tools ./tools
 COPY evals ./evals
 COPY fixtures ./fixtures
 RUN npm run build
@@ -30,4 +29,4 @@ USER node
 EXPOSE 8080
 HEALTHCHECK --interval=15s --timeout=5s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 8080) + '/health').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
-CMD ["node", "dist/src/server.js"]
+CMD ["node", "dist/src/composition/server.js"]

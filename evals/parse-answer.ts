@@ -3,7 +3,7 @@
 // 2. the last `FINISH([...])` in the final assistant text;
 // 3. a final text that is itself a JSON list.
 // Anything else is "no answer" (null), which graders treat as wrong, never as a crash.
-import { balancedEnd } from '../src/openai/extract-json.ts';
+import { balancedEnd } from '../src/vocabulary/openai/extract-json.ts';
 
 export interface ParsedAnswer {
   answer: unknown[] | null;

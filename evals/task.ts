@@ -1,7 +1,7 @@
 // The eval contract (inspect-ai shape): Task = dataset + solver + scorers. Types only, no implementation imports.
 import type { Resource } from '@medplum/fhirtypes';
-import type { FhirClient } from '../src/fhir-client/fhir-client.ts';
-import type { ChatMessage } from '../src/openai/chat-request.ts';
+import type { FhirClient } from '../src/fhir/client/fhir-client.ts';
+import type { ChatMessage } from '../src/vocabulary/openai/chat-request.ts';
 import type { AgentBenchMessage, SampleStatus } from './medagentbench/agentbench-output.ts';
 import type { Scenario } from './scenario.ts';
 

@@ -10,7 +10,7 @@ const built = path.join(root, 'dist/src/index.js');
 
 function newestSourceMs() {
   let newest = statSync(path.join(root, 'tsconfig.build.json')).mtimeMs;
-  for (const dir of ['src', 'tools', 'evals', 'fixtures', 'scripts']) {
+  for (const dir of ['src', 'evals', 'fixtures', 'scripts']) {
     for (const entry of readdirSync(path.join(root, dir), { recursive: true, withFileTypes: true })) {
       if (entry.isFile() && /\.(ts|mts|mjs|json|jsonl)$/.test(entry.name))
         newest = Math.max(newest, statSync(path.join(entry.parentPath, entry.name)).mtimeMs);

@@ -17,18 +17,18 @@ execFileSync(process.execPath, [tsc, '-p', path.join(root, 'tsconfig.build.json'
 
 // Plain-JavaScript modules (the validation worker needs no TypeScript loader), and data read at run time.
 const ASSETS = [
-  'src/fhir-server/validation-worker.mjs',
-  'src/fhir-server/resource-verdict.mjs',
-  'src/fhir-server/resource-verdict.d.mts',
-  'src/fhir/fhir-structure-definitions.mjs',
-  'src/fhir/fhir-structure-definitions.d.mts',
+  'src/fhir/server/validation-worker.mjs',
+  'src/fhir/server/resource-verdict.mjs',
+  'src/fhir/server/resource-verdict.d.mts',
+  'src/vocabulary/fhir/fhir-structure-definitions.mjs',
+  'src/vocabulary/fhir/fhir-structure-definitions.d.mts',
   'fixtures/synthetic-ehr',
   'evals/suites/builtin.jsonl',
 ];
 for (const asset of ASSETS) cpSync(path.join(root, asset), path.join(dist, asset), { recursive: true });
 
 // The StructureDefinitions without what Medplum's index never reads (see fhir-structure-definitions.mjs).
-const { writePrunedStructureDefinitions } = await import('../src/fhir/fhir-structure-definitions.mjs');
+const { writePrunedStructureDefinitions } = await import('../src/vocabulary/fhir/fhir-structure-definitions.mjs');
 writePrunedStructureDefinitions(path.join(dist, 'fhir-definitions'));
 
 const relativeTs = /(from\s+|import\()(['"])(\.{1,2}\/[^'"]*?)\.ts\2/g;

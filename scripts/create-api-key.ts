@@ -1,8 +1,8 @@
 // npm run key -- --id alice --scopes "system/*.rs chat" [--patients S1000002,S1000003]
 // Prints a new random API key (once) and the API_KEYS_FILE entry holding its SHA-256.
 import { parseArgs } from 'node:util';
-import { createApiKey } from '../src/auth/create-api-key.ts';
-import { KEY_FLAGS } from '../src/auth/smart-scope.ts';
+import { createApiKey } from '../src/policies/auth/create-api-key.ts';
+import { KEY_FLAGS } from '../src/policies/auth/smart-scope.ts';
 
 const USAGE = `Usage: fhir-agent-gateway key --id <id> --scopes "<scopes and flags>" [--patients <id,id>]   (in a checkout: npm run key -- …)
   --scopes   SMART v2 scopes and flags, space-separated, e.g. "system/*.rs chat", "system/Observation.cruds tools:write",

@@ -7,9 +7,9 @@ import { parseArgs } from 'node:util';
 import type { Bundle, Medication, MedicationRequest, Resource } from '@medplum/fhirtypes';
 import { generateMimicDemo } from '../fixtures/mimic/generate-mimic-demo.ts';
 import { loadSyntheticEhrBundles } from '../fixtures/synthetic-ehr.ts';
-import { createEmbeddedFhirServer } from '../src/fhir-server/embedded-fhir-server.ts';
-import { createMedplumFhirClient } from '../src/fhir-client/medplum-fhir-client.ts';
-import { executeTool, toolRegistry, type ToolContext } from '../tools/index.ts';
+import { createEmbeddedFhirServer } from '../src/fhir/server/embedded-fhir-server.ts';
+import { createMedplumFhirClient } from '../src/fhir/client/medplum-fhir-client.ts';
+import { executeTool, toolRegistry, type ToolContext } from '../src/tools/index.ts';
 
 const { values } = parseArgs({ options: { patients: { type: 'string', default: '30' } } });
 const SEARCH_TOOLS = [...toolRegistry.keys()].filter((n) => n.startsWith('search_'));

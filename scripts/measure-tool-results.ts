@@ -1,17 +1,17 @@
 // How big the search tools' results are on MIMIC-shaped data, and how many medication orders show a drug name.
 // Runs every search tool with its defaults for each patient of a generated MIMIC-IV-demo look-alike
 // (fixtures/mimic) in the embedded server, and prints the median and p90 characters of the tool result per tool.
-//   npx tsx scripts/measure-tool-results.ts [--patients 20] [--tools <repo root whose tools/ to measure>]
-// `--tools` compares with another revision's summaries, e.g. the tools/ and src/ of `git archive <rev>` unpacked
+//   npx tsx scripts/measure-tool-results.ts [--patients 20] [--tools <repo root whose src/tools/ to measure>]
+// `--tools` compares with another revision's summaries, e.g. the src/tools/ and src/ of `git archive <rev>` unpacked
 // beside a node_modules link; the data and the server stay this checkout's.
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { pathToFileURL } from 'node:url';
 import type { Bundle } from '@medplum/fhirtypes';
 import { generateMimicDemo } from '../fixtures/mimic/generate-mimic-demo.ts';
-import { createEmbeddedFhirServer } from '../src/fhir-server/embedded-fhir-server.ts';
-import { createMedplumFhirClient } from '../src/fhir-client/medplum-fhir-client.ts';
-import type { ToolContext, ToolResult } from '../tools/index.ts';
+import { createEmbeddedFhirServer } from '../src/fhir/server/embedded-fhir-server.ts';
+import { createMedplumFhirClient } from '../src/fhir/client/medplum-fhir-client.ts';
+import type { ToolContext, ToolResult } from '../src/tools/index.ts';
 
 const SEARCH_TOOLS = [
   'search_observations',
@@ -26,7 +26,7 @@ type ExecuteTool = (name: string, args: string, ctx: ToolContext) => Promise<Too
 
 const { values } = parseArgs({ options: { patients: { type: 'string', default: '20' }, tools: { type: 'string' } } });
 const root = values.tools ? path.resolve(values.tools) : path.resolve(import.meta.dirname, '..');
-const { executeTool } = (await import(pathToFileURL(path.join(root, 'tools/index.ts')).href)) as { executeTool: ExecuteTool };
+const { executeTool } = (await import(pathToFileURL(path.join(root, 'src/tools/index.ts')).href)) as { executeTool: ExecuteTool };
 
 const files = generateMimicDemo({ patients: Number(values.patients) });
 const server = await createEmbeddedFhirServer();

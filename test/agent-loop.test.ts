@@ -3,9 +3,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createChatAgent } from '../src/agent/create-chat-agent.ts';
 import type { ServerTools } from '../src/agent/tool-contract.ts';
-import { createToolSession } from '../src/auth/create-tool-session.ts';
+import { createToolSession } from '../src/policies/auth/create-tool-session.ts';
 import { createScriptedUpstream, toolCall } from '../src/agent/testing/scripted-upstream.ts';
-import type { FhirClient } from '../src/fhir-client/fhir-client.ts';
+import type { FhirClient } from '../src/fhir/client/fhir-client.ts';
 import { generated, script, streamed, toolMessages, toolNames, wireUsage, type Collected } from './support/agent-kit.ts';
 import { startGateway, type RunningGateway } from './support/gateway-harness.ts';
 

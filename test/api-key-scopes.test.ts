@@ -6,9 +6,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI, { PermissionDeniedError } from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApiKey } from '../src/auth/create-api-key.ts';
-import { scopeGrantSchema } from '../src/auth/smart-scope.ts';
-import { ConfigError, loadConfig } from '../src/config.ts';
+import { createApiKey } from '../src/policies/auth/create-api-key.ts';
+import { scopeGrantSchema } from '../src/policies/auth/smart-scope.ts';
+import { ConfigError, loadConfig } from '../src/composition/config.ts';
 import { script, toolMessages, toolNames } from './support/agent-kit.ts';
 import { writeApiKeysFile } from './support/api-keys-file.ts';
 import { startGateway, type RunningGateway } from './support/gateway-harness.ts';
@@ -370,7 +370,7 @@ describe('the key file', () => {
   it('the server exits 78 with one line naming API_KEYS_FILE', () => {
     const path = join(dir, 'bad-boot.yaml');
     writeFileSync(path, 'keys:\n  - id: x\n');
-    const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+    const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/composition/server.ts'], {
       env: { ...process.env, API_KEYS_FILE: path, HOST: '127.0.0.1' },
       encoding: 'utf8',
       timeout: 20_000,

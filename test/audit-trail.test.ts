@@ -9,12 +9,12 @@ import type { AuditEvent } from '@medplum/fhirtypes';
 import OpenAI from 'openai';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AuditSink } from '../src/audit/audit-trail.ts';
-import { buildAuditEvent } from '../src/audit/audit-event.ts';
-import { createFileAuditSink } from '../src/audit/file-audit-sink.ts';
-import { createApiKey } from '../src/auth/create-api-key.ts';
-import { composeGateway } from '../src/compose-gateway.ts';
-import { loadConfig } from '../src/config.ts';
+import type { AuditSink } from '../src/policies/audit/audit-trail.ts';
+import { buildAuditEvent } from '../src/policies/audit/audit-event.ts';
+import { createFileAuditSink } from '../src/policies/audit/file-audit-sink.ts';
+import { createApiKey } from '../src/policies/auth/create-api-key.ts';
+import { composeGateway } from '../src/composition/compose-gateway.ts';
+import { loadConfig } from '../src/composition/config.ts';
 import { script } from './support/agent-kit.ts';
 import { writeApiKeysFile } from './support/api-keys-file.ts';
 import { startGateway, type RunningGateway } from './support/gateway-harness.ts';
@@ -298,7 +298,7 @@ describe('AUDIT_SINK=file', () => {
 
   it('kill -9 loses at most the records of requests still in flight', async () => {
     const path = join(dir, 'killed', 'audit.ndjson');
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/composition/server.ts'], {
       env: {
         ...process.env,
         HOST: '127.0.0.1',

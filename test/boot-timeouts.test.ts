@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { exportPKCS8, generateKeyPair, type CryptoKey } from 'jose';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, type RunningServer } from '../src/server.ts';
+import { startServer, type RunningServer } from '../src/composition/server.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'boot-timeouts-'));
 const pemFile = join(dir, 'client.pem');

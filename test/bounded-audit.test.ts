@@ -10,10 +10,10 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeMimicDemo } from '../fixtures/mimic/generate-mimic-demo.ts';
 import { readSyntheticEhrBundles } from '../fixtures/synthetic-ehr.ts';
-import { createApiKey } from '../src/auth/create-api-key.ts';
-import { createMedplumFhirClient } from '../src/fhir-client/medplum-fhir-client.ts';
-import { createEmbeddedFhirServer } from '../src/fhir-server/embedded-fhir-server.ts';
-import { TOOL_CALL_AUDIT_MAX_BYTES } from '../src/auth/scoped-fhir-client.ts';
+import { createApiKey } from '../src/policies/auth/create-api-key.ts';
+import { createMedplumFhirClient } from '../src/fhir/client/medplum-fhir-client.ts';
+import { createEmbeddedFhirServer } from '../src/fhir/server/embedded-fhir-server.ts';
+import { TOOL_CALL_AUDIT_MAX_BYTES } from '../src/policies/auth/scoped-fhir-client.ts';
 import { writeApiKeysFile } from './support/api-keys-file.ts';
 import { startGateway, type RunningGateway } from './support/gateway-harness.ts';
 import { completionReply } from './support/upstream-replies.ts';
@@ -138,7 +138,7 @@ describe('the Medication catalogue is cached per FHIR server and caller', () => 
     await server.loadBundles(readSyntheticEhrBundles());
     const fetch: typeof globalThis.fetch = (input, init) => {
       const url = String(input instanceof Request ? input.url : input);
-      // The catalogue: every Medication, in large pages (tools/medications-named.ts).
+      // The catalogue: every Medication, in large pages (src/tools/medication/medications-named.ts).
       if (/\/Medication\?_count=1000(&|$)|\/Medication\?.*_offset=/.test(url)) catalogueReads.push(url);
       return server.fetch(input, init);
     };

@@ -3,8 +3,8 @@
 import { connect } from 'node:net';
 import fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { clientErrorHandler } from '../src/http/client-error-handler.ts';
-import { errorEnvelopeSchema } from '../src/openai/error-envelope.ts';
+import { clientErrorHandler } from '../src/edge/http/client-error-handler.ts';
+import { errorEnvelopeSchema } from '../src/vocabulary/openai/error-envelope.ts';
 
 let app: FastifyInstance;
 let port: number;

@@ -1,5 +1,5 @@
-// One composition root (src/compose-gateway.ts): the server, the test harness and the eval environment build the
-// gateway through it. That nothing else in src/ imports tools/ or fixtures/, or imports a collaborator lazily, is
+// One composition root (src/composition/compose-gateway.ts): the server, the test harness and the eval environment build the
+// gateway through it. That nothing else in src/ imports src/tools/ or fixtures/, or imports a collaborator lazily, is
 // checked by dependency-cruiser in `npm run lint` (.dependency-cruiser.mjs).
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -7,12 +7,12 @@ import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { createEnvironment } from '../evals/environment/create-environment.ts';
 import { createScriptedUpstream, toolCall } from '../src/agent/testing/scripted-upstream.ts';
-import { composeGateway, fhirTools } from '../src/compose-gateway.ts';
-import { loadConfig } from '../src/config.ts';
+import { composeGateway, fhirTools } from '../src/composition/compose-gateway.ts';
+import { loadConfig } from '../src/composition/config.ts';
 import type { ServerTools } from '../src/agent/tool-contract.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
-const ROOT_MODULE = 'src/compose-gateway.ts';
+const ROOT_MODULE = 'src/composition/compose-gateway.ts';
 
 function sources(dir: string): string[] {
   return readdirSync(path.join(ROOT, dir), { recursive: true, encoding: 'utf8' })
@@ -29,7 +29,7 @@ const code = (file: string) =>
 
 describe('composition root', () => {
   it('the server, the test harness and the eval environment build the gateway through it, and nothing else does', () => {
-    for (const file of ['src/server.ts', 'test/support/gateway-harness.ts', 'evals/environment/create-environment.ts']) {
+    for (const file of ['src/composition/server.ts', 'test/support/gateway-harness.ts', 'evals/environment/create-environment.ts']) {
       expect(code(file), file).toMatch(/\bcomposeGateway\(/);
     }
     const builders = [...sources('src'), ...sources('evals'), ...sources('test/support')].filter(

@@ -3,7 +3,7 @@
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { CONFIG_VARS, loadConfig } from '../src/config.ts';
+import { CONFIG_VARS, loadConfig } from '../src/composition/config.ts';
 
 describe('loadConfig', () => {
   it('defaults give a loopback service with auth off and no upstream', () => {
@@ -65,7 +65,7 @@ describe('loadConfig', () => {
 
 describe('npm start entry point', () => {
   const run = (args: string[], env: Record<string, string>) =>
-    spawnSync(process.execPath, ['--import', 'tsx', 'src/server.ts', ...args], {
+    spawnSync(process.execPath, ['--import', 'tsx', 'src/composition/server.ts', ...args], {
       env: { ...process.env, ...env },
       encoding: 'utf8',
       timeout: 20_000,

@@ -1,7 +1,7 @@
 // deploy/kubernetes (issue 14): no cluster runs here, so every manifest is validated against the Kubernetes
 // OpenAPI schemas (kubernetes-models, offline), fields the schemas do not know are refused, and the references
 // between the documents are checked: selectors, names, ports, probes against the gateway's real routes, and the
-// gateway's environment through src/config.ts's own loadConfig.
+// gateway's environment through src/composition/config.ts's own loadConfig.
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -9,8 +9,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseApiKeysFile } from '../src/auth/api-keys-file.ts';
-import { CONFIG_VARS, loadConfig } from '../src/config.ts';
+import { parseApiKeysFile } from '../src/policies/auth/api-keys-file.ts';
+import { CONFIG_VARS, loadConfig } from '../src/composition/config.ts';
 import { startGateway, type RunningGateway } from './support/gateway-harness.ts';
 import { parseManifests, readKustomization, schemaErrors, unknownFields, type Manifest } from './support/kubernetes-manifests.ts';
 
@@ -121,7 +121,7 @@ describe('deploy/kubernetes manifests', () => {
       expect(k.images).toEqual([expect.objectContaining({ name: 'fhir-agent-gateway' })]);
   });
 
-  it("the gateway's environment is made of src/config.ts's variables and loads with them", async () => {
+  it("the gateway's environment is made of src/composition/config.ts's variables and loads with them", async () => {
     const names = [...Object.keys(gatewayConfig.doc.data), ...gatewayContainer.env.map((e: { name: string }) => e.name)];
     expect(names.filter((n) => !(n in CONFIG_VARS))).toEqual([]);
     expect(gatewayContainer.envFrom).toEqual([{ configMapRef: { name: gatewayConfig.name } }]);

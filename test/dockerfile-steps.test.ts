@@ -35,7 +35,7 @@ let app: string;
 
 beforeAll(async () => {
   dockerfile = parseDockerfile(await readFile(path.join(ROOT, 'docker/gateway.Dockerfile'), 'utf8'));
-  await stat(path.join(ROOT, 'dist/src/server.js')).catch(() => {
+  await stat(path.join(ROOT, 'dist/src/composition/server.js')).catch(() => {
     throw new Error('dist/ is missing: npm ci (prepare) or npm run build makes it');
   });
   app = await mkdtemp(path.join(tmpdir(), 'fag-docker-'));
@@ -55,7 +55,7 @@ describe('docker/gateway.Dockerfile', () => {
     expect(copies).toEqual(['package.json package-lock.json ./', '--from=build /app/dist ./dist', 'bin ./bin']);
     expect(runtime.steps.find((s) => s.instruction === 'USER')?.args).toBe('node');
     expect(runtime.steps.some((s) => s.instruction === 'HEALTHCHECK')).toBe(true);
-    expect(runtime.steps.at(-1)).toEqual({ instruction: 'CMD', args: '["node", "dist/src/server.js"]' });
+    expect(runtime.steps.at(-1)).toEqual({ instruction: 'CMD', args: '["node", "dist/src/composition/server.js"]' });
   });
 
   it("runs the runtime stage's steps in a temporary directory: install without dev dependencies, start, health check", async () => {

@@ -3,7 +3,7 @@
 // path's outcomes.
 import type { Bundle, Resource } from '@medplum/fhirtypes';
 import { describe, expect, it } from 'vitest';
-import { createEmbeddedFhirServer } from '../src/fhir-server/embedded-fhir-server.ts';
+import { createEmbeddedFhirServer } from '../src/fhir/server/embedded-fhir-server.ts';
 import { startGateway } from './support/gateway-harness.ts';
 
 const put = (resource: Resource & { id: string }) => ({

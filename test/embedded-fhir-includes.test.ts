@@ -4,7 +4,7 @@
 import type { Bundle, CapabilityStatement, Medication, MedicationRequest, Observation, Resource } from '@medplum/fhirtypes';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { generateMimicDemo } from '../fixtures/mimic/generate-mimic-demo.ts';
-import { createEmbeddedFhirServer, type EmbeddedFhirServer } from '../src/fhir-server/embedded-fhir-server.ts';
+import { createEmbeddedFhirServer, type EmbeddedFhirServer } from '../src/fhir/server/embedded-fhir-server.ts';
 
 const files = generateMimicDemo({ patients: 2, seed: 11 });
 const all = [...files.values()].flat();

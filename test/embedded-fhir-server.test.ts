@@ -6,7 +6,7 @@
 // would drop modifiers it does not know. Every update answers allOk in Medplum 4.5.2 (with-update-outcomes.ts).
 import type { Bundle, BundleEntry, OperationOutcome, Resource } from '@medplum/fhirtypes';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { createEmbeddedFhirServer, type EmbeddedFhirResponse, type EmbeddedFhirServer } from '../src/fhir-server/embedded-fhir-server.ts';
+import { createEmbeddedFhirServer, type EmbeddedFhirResponse, type EmbeddedFhirServer } from '../src/fhir/server/embedded-fhir-server.ts';
 
 const BASE = 'http://gw.test/fhir';
 const NOW = new Date('2025-01-01T00:00:00Z');

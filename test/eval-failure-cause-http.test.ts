@@ -6,7 +6,7 @@ import { failureCause } from '../evals/failure-cause.ts';
 import { callChat } from '../evals/solvers/chat-call.ts';
 import { modelSolver } from '../evals/solvers/model-solver.ts';
 import { startFakeUpstream, type FakeUpstream } from './support/fake-upstream.ts';
-import type { FhirClient } from '../src/fhir-client/fhir-client.ts';
+import type { FhirClient } from '../src/fhir/client/fhir-client.ts';
 import type { Scenario } from '../evals/scenario.ts';
 
 const OVERFLOW_REPLIES: Array<{ server: string; status: number; body: unknown }> = [

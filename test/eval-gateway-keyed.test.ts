@@ -13,7 +13,7 @@ import { BUILTIN_SUITE } from '../evals/commands/run-command.ts';
 import { loadDataset } from '../evals/load-dataset.ts';
 import type { Scenario } from '../evals/scenario.ts';
 import { referenceSolver } from '../evals/solvers/reference-solver.ts';
-import { createMedplumFhirClient } from '../src/fhir-client/medplum-fhir-client.ts';
+import { createMedplumFhirClient } from '../src/fhir/client/medplum-fhir-client.ts';
 import { startGateway, type RunningGateway } from './support/gateway-harness.ts';
 import { runEvalCli } from './support/run-eval-cli.ts';
 import { completionReply } from './support/upstream-replies.ts';

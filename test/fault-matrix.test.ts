@@ -8,8 +8,8 @@
 // tool arguments and unknown tools go back to the model).
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createMedplumFhirClient } from '../src/fhir-client/medplum-fhir-client.ts';
-import { createSseParser, MAX_SSE_EVENT_CHARS } from '../src/upstream/read-sse-batches.ts';
+import { createMedplumFhirClient } from '../src/fhir/client/medplum-fhir-client.ts';
+import { createSseParser, MAX_SSE_EVENT_CHARS } from '../src/model/read-sse-batches.ts';
 import { generated, script, streamed, toolMessages, until } from './support/agent-kit.ts';
 import { startFakeFhirServer, type FakeFhirServer, type FhirFault } from './support/fake-fhir-server.ts';
 import type { FakeHandler } from './support/fake-upstream.ts';

@@ -1,4 +1,4 @@
-// Resource types are indexed in Medplum's registry when something first meets them (src/fhir/fhir-definitions.ts),
+// Resource types are indexed in Medplum's registry when something first meets them (src/vocabulary/fhir/fhir-definitions.ts),
 // not all at boot. Whatever the order, the registry must come out as indexing the whole bundles at once gives: the
 // same type schemas, the same search parameters, the same validation verdicts. The registry is global, so each way
 // runs in a process of its own.
@@ -12,11 +12,11 @@ import {
   openResourceDefinitions,
   readStructureDefinitionBundles,
   writePrunedStructureDefinitions,
-} from '../src/fhir/fhir-structure-definitions.mjs';
+} from '../src/vocabulary/fhir/fhir-structure-definitions.mjs';
 
 const run = promisify(execFile);
-const DEFINITIONS = new URL('../src/fhir/fhir-definitions.ts', import.meta.url).href;
-const STRUCTURES = new URL('../src/fhir/fhir-structure-definitions.mjs', import.meta.url).href;
+const DEFINITIONS = new URL('../src/vocabulary/fhir/fhir-definitions.ts', import.meta.url).href;
+const STRUCTURES = new URL('../src/vocabulary/fhir/fhir-structure-definitions.mjs', import.meta.url).href;
 
 /** Digests of every type schema and search-parameter table, and two verdicts, after `steps` (a module body). */
 async function registryAfter(steps: string): Promise<Record<string, string>> {

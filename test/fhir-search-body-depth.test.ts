@@ -1,5 +1,5 @@
 // Found by the fuzz suite's 100k run (issue 12): a POST /fhir/<Type>/_search whose JSON body nested a few thousand
-// arrays deep was a 500; nested values are now refused as search values. bodyPairs in src/fhir-server/type-search-query.ts
+// arrays deep was a 500; nested values are now refused as search values. bodyPairs in src/fhir/server/type-search-query.ts
 // turns each body value into a search value with String(x), and Array.prototype.toString recurses into the nesting
 // until the stack overflows; the embedded server answers that RangeError as its internal error. Shallower bodies get
 // the 400 they should ("Unknown search parameter 'resourceType'").

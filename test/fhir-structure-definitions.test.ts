@@ -1,5 +1,5 @@
 // The compiled server indexes Medplum's schema registry from the StructureDefinitions the build pruned
-// (src/fhir/fhir-structure-definitions.mjs). The registry is global, so each set is indexed in a process of
+// (src/vocabulary/fhir/fhir-structure-definitions.mjs). The registry is global, so each set is indexed in a process of
 // its own, and every indexed type schema must come out the same: then validation and search cannot differ.
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -12,10 +12,10 @@ import {
   pruneStructureDefinitions,
   readStructureDefinitionBundles,
   writePrunedStructureDefinitions,
-} from '../src/fhir/fhir-structure-definitions.mjs';
+} from '../src/vocabulary/fhir/fhir-structure-definitions.mjs';
 
 const run = promisify(execFile);
-const MODULE = new URL('../src/fhir/fhir-structure-definitions.mjs', import.meta.url).href;
+const MODULE = new URL('../src/vocabulary/fhir/fhir-structure-definitions.mjs', import.meta.url).href;
 
 /** Indexes the full or the pruned definitions in a fresh process; returns each type schema's digest. */
 async function indexedSchemas(dir: string | null): Promise<Record<string, string>> {

@@ -4,9 +4,9 @@
 // FUZZ_SEED and FUZZ_RUNS (cases across the three targets) override the defaults; `npm run fuzz` is the long run.
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createMedplumFhirClient } from '../src/fhir-client/medplum-fhir-client.ts';
-import { MAX_SCHEMA_DEPTH } from '../src/openai/chat-request.ts';
-import { parseChatRequest } from '../src/http/to-chat-params.ts';
+import { createMedplumFhirClient } from '../src/fhir/client/medplum-fhir-client.ts';
+import { MAX_SCHEMA_DEPTH } from '../src/vocabulary/openai/chat-request.ts';
+import { parseChatRequest } from '../src/edge/http/to-chat-params.ts';
 import { fhirSearch } from './support/agent-kit.ts';
 import { startGateway, type RunningGateway } from './support/gateway-harness.ts';
 import { completionReply } from './support/upstream-replies.ts';
@@ -174,7 +174,7 @@ describe('bugs the fuzz found', () => {
 
   // A malformed percent escape in the path fails in fastify's router (FST_ERR_BAD_URL), before the app's hooks and
   // error handler: the answer was fastify's own `{"error":"Bad Request","code":"FST_ERR_BAD_URL",…}`, before the API
-  // key was checked. src/app.ts's `frameworkErrors` now checks the key, then answers in the edge's envelope.
+  // key was checked. src/composition/app.ts's `frameworkErrors` now checks the key, then answers in the edge's envelope.
   it('a bad percent escape in a /v1 path → the OpenAI envelope', async () => {
     const res = await fetch(`${gw.baseUrl}/v1/models/%zz`, { headers: { authorization: `Bearer ${gw.apiKey}` } });
     expect(res.status).toBe(400);

@@ -9,7 +9,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createGateway, fhirAgentGateway } from '../src/index.ts';
-import { defineTool } from '../tools/index.ts';
+import { defineTool } from '../src/tools/index.ts';
 import { startFakeUpstream, type FakeUpstream } from './support/fake-upstream.ts';
 import { completionReply } from './support/upstream-replies.ts';
 

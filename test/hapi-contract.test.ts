@@ -4,9 +4,9 @@
 // the synthetic EHR), which parallel test files could not guarantee.
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { SYNTHETIC_EHR_DIR } from '../fixtures/synthetic-ehr.ts';
-import type { FhirClient } from '../src/fhir-client/fhir-client.ts';
-import { loadFhirFiles } from '../src/fhir-loader/load-fhir-files.ts';
-import { createMedplumFhirClient } from '../src/fhir-client/medplum-fhir-client.ts';
+import type { FhirClient } from '../src/fhir/client/fhir-client.ts';
+import { loadFhirFiles } from '../src/fhir/loader/load-fhir-files.ts';
+import { createMedplumFhirClient } from '../src/fhir/client/medplum-fhir-client.ts';
 import type { ProvidedHapiBackend } from './support/fhir-backends-setup.ts';
 import { describeLoaderContract } from './support/loader-contract.ts';
 import { describeMimicToolContract } from './support/mimic-tool-contract.ts';
@@ -15,8 +15,8 @@ import { describePatientKeyInvariants } from './support/patient-key-invariants.t
 import { describeToolContract } from './support/tool-contract.ts';
 import { script, toolMessages } from './support/agent-kit.ts';
 import { startGateway, type RunningGateway } from './support/gateway-harness.ts';
-import { searchCapabilitiesOf, serverToolsFor, toolRegistry } from '../tools/index.ts';
-import { undeclaredFilters } from '../tools/search-capabilities.ts';
+import { searchCapabilitiesOf, serverToolsFor, toolRegistry } from '../src/tools/index.ts';
+import { undeclaredFilters } from '../src/tools/kit/search-capabilities.ts';
 
 // undefined when vitest.config.ts does not list the global setup: nothing to test against, so skip and say why.
 const hapi: ProvidedHapiBackend = inject('hapiBackend') ?? {

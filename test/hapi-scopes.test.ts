@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import type { AuditEvent } from '@medplum/fhirtypes';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createApiKey } from '../src/auth/create-api-key.ts';
+import { createApiKey } from '../src/policies/auth/create-api-key.ts';
 import type { ProvidedHapiBackend } from './support/fhir-backends-setup.ts';
 import { script, toolMessages, toolNames } from './support/agent-kit.ts';
 import { startGateway, type RunningGateway } from './support/gateway-harness.ts';

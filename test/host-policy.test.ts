@@ -3,9 +3,9 @@
 import { connect } from 'node:net';
 import fastify from 'fastify';
 import { describe, expect, it } from 'vitest';
-import { hostHeaders } from '../src/http/host-headers.ts';
-import { createHostPolicy } from '../src/http/host-policy.ts';
-import { parseHost } from '../src/http/parse-host.ts';
+import { hostHeaders } from '../src/edge/http/host-headers.ts';
+import { createHostPolicy } from '../src/edge/http/host-policy.ts';
+import { parseHost } from '../src/edge/http/parse-host.ts';
 
 const sandbox = createHostPolicy({ allowedHosts: [] });
 const listed = createHostPolicy({ allowedHosts: ['gw.example.org', 'pinned.example.org:8443', '[2001:db8::7]'] });

@@ -10,11 +10,11 @@ import {
   type FhirRequestTrace,
   type SearchOptions,
   type SearchParams,
-} from '../src/fhir-client/fhir-client.ts';
-import { createInProcessFhirClient } from '../src/fhir-client/in-process-fhir-client.ts';
-import { createMedplumFhirClient } from '../src/fhir-client/medplum-fhir-client.ts';
-import { createEmbeddedFhirServer, type EmbeddedFhirServer } from '../src/fhir-server/embedded-fhir-server.ts';
-import { executeTool, tools } from '../tools/index.ts';
+} from '../src/fhir/client/fhir-client.ts';
+import { createInProcessFhirClient } from '../src/fhir/client/in-process-fhir-client.ts';
+import { createMedplumFhirClient } from '../src/fhir/client/medplum-fhir-client.ts';
+import { createEmbeddedFhirServer, type EmbeddedFhirServer } from '../src/fhir/server/embedded-fhir-server.ts';
+import { executeTool, tools } from '../src/tools/index.ts';
 
 type Search = { resourceType: string; params: SearchParams; options: SearchOptions };
 

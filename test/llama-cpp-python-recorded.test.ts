@@ -10,7 +10,7 @@ import type {
   ChatCompletionCreateParamsStreaming,
 } from 'openai/resources/chat/completions';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { tools as allTools } from '../tools/index.ts';
+import { tools as allTools } from '../src/tools/index.ts';
 import { startGateway, type RunningGateway } from './support/gateway-harness.ts';
 import { loadExchange, startRecordedUpstream, type RecordedUpstream } from './support/recorded-upstream.ts';
 import { CACHED_PREFIX, FORCED_SEARCH, STORY, THINK_SHOTS, TOOL_PROMPT, VEGETABLES } from './llama-cpp-python/prompts.ts';
@@ -336,7 +336,7 @@ describe('llama-cpp-python (recorded): issue 9', () => {
     const [now, recorded] = [toolsOf(sent[2] as Json), toolsOf(fixture('prompted-tool-call').request.body as Json)];
     expect(now.filter((n) => !recorded.includes(n))).toEqual(ADDED_SINCE_RECORDING);
     expect(recorded.filter((n) => !now.includes(n))).toEqual([]);
-    const sameTools = (body: Json) => JSON.parse(JSON.stringify(signaturesByName(body)).replace(/<tools>[^<]+<\/tools>/, '<tools/>'));
+    const sameTools = (body: Json) => JSON.parse(JSON.stringify(signaturesByName(body)).replace(/<tools>[^<]+<\/tools>/, '<src/tools/>'));
     expect(sameTools(sent[2] as Json)).toEqual(sameTools(fixture('prompted-tool-call').request.body as Json));
   });
 });

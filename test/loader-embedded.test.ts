@@ -7,13 +7,13 @@ import type { Resource } from '@medplum/fhirtypes';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadSyntheticEhrBundles } from '../fixtures/synthetic-ehr.ts';
-import { createEmbeddedFhirServer } from '../src/fhir-server/embedded-fhir-server.ts';
-import { embeddedFhirPlugin } from '../src/fhir-server/embedded-fhir-plugin.ts';
-import type { FhirClient } from '../src/fhir-client/fhir-client.ts';
-import { loadFhirFiles } from '../src/fhir-loader/load-fhir-files.ts';
-import { runLoaderCli } from '../src/fhir-loader/run-loader-cli.ts';
-import { createMedplumFhirClient } from '../src/fhir-client/medplum-fhir-client.ts';
-import { describeError } from '../src/fhir-loader/send-chunk.ts';
+import { createEmbeddedFhirServer } from '../src/fhir/server/embedded-fhir-server.ts';
+import { embeddedFhirPlugin } from '../src/fhir/server/embedded-fhir-plugin.ts';
+import type { FhirClient } from '../src/fhir/client/fhir-client.ts';
+import { loadFhirFiles } from '../src/fhir/loader/load-fhir-files.ts';
+import { runLoaderCli } from '../src/fhir/loader/run-loader-cli.ts';
+import { createMedplumFhirClient } from '../src/fhir/client/medplum-fhir-client.ts';
+import { describeError } from '../src/fhir/loader/send-chunk.ts';
 import { freePort } from './support/free-port.ts';
 import { startGateway, TEST_KEY } from './support/gateway-harness.ts';
 import { countByType, describeLoaderContract } from './support/loader-contract.ts';
@@ -158,10 +158,10 @@ describe('loader CLI', () => {
     }
   });
 
-  it('runs as `tsx src/fhir-loader/loader-cli.ts` against a real URL', async () => {
+  it('runs as `tsx src/fhir/loader/loader-cli.ts` against a real URL', async () => {
     const child = spawn(
       process.execPath,
-      ['--import', 'tsx', 'src/fhir-loader/loader-cli.ts', '--fhir-base-url', running.baseUrl, '--no-progress', fhirDir],
+      ['--import', 'tsx', 'src/fhir/loader/loader-cli.ts', '--fhir-base-url', running.baseUrl, '--no-progress', fhirDir],
       {
         env: { ...process.env, FHIR_BASE_URL: '' },
       },

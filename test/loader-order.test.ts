@@ -7,10 +7,10 @@ import { join } from 'node:path';
 import type { Bundle, BundleEntry, Resource } from '@medplum/fhirtypes';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeMimicDemo } from '../fixtures/mimic/generate-mimic-demo.ts';
-import { FhirError, type FhirClient } from '../src/fhir-client/fhir-client.ts';
-import type { RawEntry } from '../src/fhir-loader/input-schemas.ts';
-import { loadFhirFiles } from '../src/fhir-loader/load-fhir-files.ts';
-import { planResourceOrder } from '../src/fhir-loader/plan-resource-order.ts';
+import { FhirError, type FhirClient } from '../src/fhir/client/fhir-client.ts';
+import type { RawEntry } from '../src/fhir/loader/input-schemas.ts';
+import { loadFhirFiles } from '../src/fhir/loader/load-fhir-files.ts';
+import { planResourceOrder } from '../src/fhir/loader/plan-resource-order.ts';
 import { references } from './support/fhir-references.ts';
 
 /** A server that refuses, like HAPI (HAPI-1094), any reference to a resource it does not hold. */

@@ -8,8 +8,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LocalModelError, loadLocalModel } from '../src/upstream/local/load-local-model.ts';
-import { toolRegistry, tools } from '../tools/index.ts';
+import { LocalModelError, loadLocalModel } from '../src/model/local/load-local-model.ts';
+import { toolRegistry, tools } from '../src/tools/index.ts';
 import { startGateway, type RunningGateway } from './support/gateway-harness.ts';
 import { smolLm2OrSkip } from './support/smollm2-or-skip.ts';
 
@@ -359,7 +359,7 @@ describe('LOCAL_MODEL boot errors', () => {
   });
 
   it('npm start stops with exit code 78 and one line on stderr', async () => {
-    const res = await run(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+    const res = await run(process.execPath, ['--import', 'tsx', 'src/composition/server.ts'], {
       env: { ...process.env, LOCAL_MODEL: '/nonexistent/model.gguf', PORT: '0', FHIR_SEED: 'false', UPSTREAM_BASE_URL: '' },
       timeout: 60_000,
     }).then(

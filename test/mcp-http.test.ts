@@ -15,10 +15,10 @@ import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { defineTool, executeTool, toolRegistry, tools } from '../tools/index.ts';
-import { createApiKey } from '../src/auth/create-api-key.ts';
-import { IDEMPOTENCY_META } from '../src/mcp/mcp-server-factory.ts';
-import { createMedplumFhirClient } from '../src/fhir-client/medplum-fhir-client.ts';
+import { defineTool, executeTool, toolRegistry, tools } from '../src/tools/index.ts';
+import { createApiKey } from '../src/policies/auth/create-api-key.ts';
+import { IDEMPOTENCY_META } from '../src/edge/mcp/mcp-server-factory.ts';
+import { createMedplumFhirClient } from '../src/fhir/client/medplum-fhir-client.ts';
 import { writeApiKeysFile } from './support/api-keys-file.ts';
 import { startGateway, type RunningGateway } from './support/gateway-harness.ts';
 
@@ -94,7 +94,7 @@ afterAll(async () => {
 });
 
 describe('tools/list', () => {
-  it('lists the read tools with the names, descriptions and input schemas tools/ generates from zod', async () => {
+  it('lists the read tools with the names, descriptions and input schemas src/tools/ generates from zod', async () => {
     const { tools: listed } = await (await connect(key.reader)).listTools();
     expect(listed.map((t) => t.name)).toEqual(READ_TOOLS);
     for (const t of listed.filter((l) => toolRegistry.has(l.name))) {

@@ -13,7 +13,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
-import { toolRegistry, tools } from '../tools/index.ts';
+import { toolRegistry, tools } from '../src/tools/index.ts';
 import { startGateway, TEST_KEY } from './support/gateway-harness.ts';
 
 const REPO = fileURLToPath(new URL('..', import.meta.url));

@@ -1,12 +1,12 @@
-// Issue 29 review: the Medication catalogue read that concurrent drug-name searches share (tools/medications-named.ts)
+// Issue 29 review: the Medication catalogue read that concurrent drug-name searches share (src/tools/medication/medications-named.ts)
 // belongs to no one caller. The first caller aborting stops its own wait only; the second still gets its answer from
 // the same read, and the read stops only once nobody waits for it. The embedded FHIR server behind the HTTP client,
 // whose fetch is held (and honours its signal, as fetch does) until the test lets the catalogue read through.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createMedplumFhirClient } from '../src/fhir-client/medplum-fhir-client.ts';
-import { createEmbeddedFhirServer, type EmbeddedFhirServer } from '../src/fhir-server/embedded-fhir-server.ts';
-import { medicationsNamed } from '../tools/medications-named.ts';
-import type { ToolContext } from '../tools/tool.ts';
+import { createMedplumFhirClient } from '../src/fhir/client/medplum-fhir-client.ts';
+import { createEmbeddedFhirServer, type EmbeddedFhirServer } from '../src/fhir/server/embedded-fhir-server.ts';
+import { medicationsNamed } from '../src/tools/medication/medications-named.ts';
+import type { ToolContext } from '../src/tools/kit/tool.ts';
 
 let server: EmbeddedFhirServer;
 let run = 0;

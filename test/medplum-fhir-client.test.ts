@@ -4,8 +4,8 @@ import type { AddressInfo } from 'node:net';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Observation } from '@medplum/fhirtypes';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { FhirError, type FhirRequestTrace } from '../src/fhir-client/fhir-client.ts';
-import { createMedplumFhirClient } from '../src/fhir-client/medplum-fhir-client.ts';
+import { FhirError, type FhirRequestTrace } from '../src/fhir/client/fhir-client.ts';
+import { createMedplumFhirClient } from '../src/fhir/client/medplum-fhir-client.ts';
 
 interface Seen {
   method: string;

@@ -4,8 +4,8 @@
 // nothing of the conversation (names, patient ids, prompts, keys) may appear in the scrape.
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { composeGateway } from '../src/compose-gateway.ts';
-import { loadConfig } from '../src/config.ts';
+import { composeGateway } from '../src/composition/compose-gateway.ts';
+import { loadConfig } from '../src/composition/config.ts';
 import { fhirSearch, script, wireUsage } from './support/agent-kit.ts';
 import { startGateway, type RunningGateway } from './support/gateway-harness.ts';
 import { smolLm2OrSkip } from './support/smollm2-or-skip.ts';

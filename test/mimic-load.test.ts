@@ -6,8 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeMimicDemo } from '../fixtures/mimic/generate-mimic-demo.ts';
-import { createMedplumFhirClient } from '../src/fhir-client/medplum-fhir-client.ts';
-import { startServer, type RunningServer } from '../src/server.ts';
+import { createMedplumFhirClient } from '../src/fhir/client/medplum-fhir-client.ts';
+import { startServer, type RunningServer } from '../src/composition/server.ts';
 import { describeMimicLoadContract, ndjsonCounts, serverTotals } from './support/mimic-load-contract.ts';
 
 const GATEWAY_ENV = { PORT: '0', LOG_LEVEL: 'silent', METRICS: 'false', FHIR_WRITE_TOOLS: 'true', API_KEYS: '' };

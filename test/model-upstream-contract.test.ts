@@ -1,9 +1,9 @@
 // One contract for every ModelUpstream (test/support/model-upstream-contract.ts): the HTTP upstream replaying what
 // real servers sent (fixtures/upstream/), the in-process SmolLM2 model, and the prompted-tools wrapper.
 import os from 'node:os';
-import { createOpenAiCompatibleUpstream } from '../src/upstream/openai-compatible-upstream.ts';
-import { loadLocalModel } from '../src/upstream/local/load-local-model.ts';
-import { createPromptedToolsUpstream } from '../src/upstream/prompted-tools/prompted-tools-upstream.ts';
+import { createOpenAiCompatibleUpstream } from '../src/model/openai-compatible-upstream.ts';
+import { loadLocalModel } from '../src/model/local/load-local-model.ts';
+import { createPromptedToolsUpstream } from '../src/model/prompted-tools/prompted-tools-upstream.ts';
 import { startFakeUpstream, type FakeResponse } from './support/fake-upstream.ts';
 import { describeModelUpstreamContract, type UpstreamScenario } from './support/model-upstream-contract.ts';
 import { loadExchange, startRecordedUpstream } from './support/recorded-upstream.ts';

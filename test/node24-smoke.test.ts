@@ -55,7 +55,6 @@ beforeAll(async () => {
   await mkdir(consumer);
   for (const entry of [
     'src',
-    'tools',
     'evals',
     'fixtures',
     'scripts',

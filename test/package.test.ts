@@ -70,7 +70,7 @@ async function serve(args: string[], env: Record<string, string>): Promise<{ bas
 /** The newest .ts under the shipped folders, to rebuild dist/ when it is older (an edit since the last build). */
 async function newestSourceMs(): Promise<number> {
   let newest = 0;
-  for (const dir of ['src', 'tools', 'evals', 'fixtures', 'scripts']) {
+  for (const dir of ['src', 'evals', 'fixtures', 'scripts']) {
     for (const entry of await readdir(path.join(ROOT, dir), { recursive: true, withFileTypes: true })) {
       if (!entry.isFile() || !/\.(ts|mjs|mts)$/.test(entry.name)) continue;
       newest = Math.max(newest, (await stat(path.join(entry.parentPath, entry.name))).mtimeMs);

@@ -4,9 +4,9 @@
 // installs PostgreSQL. Not named hapi-*.test.ts on purpose: that would also start the shared H2 server.
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadSyntheticEhrBundles, SYNTHETIC_EHR_DIR } from '../fixtures/synthetic-ehr.ts';
-import type { FhirClient } from '../src/fhir-client/fhir-client.ts';
-import { loadFhirFiles } from '../src/fhir-loader/load-fhir-files.ts';
-import { createMedplumFhirClient } from '../src/fhir-client/medplum-fhir-client.ts';
+import type { FhirClient } from '../src/fhir/client/fhir-client.ts';
+import { loadFhirFiles } from '../src/fhir/loader/load-fhir-files.ts';
+import { createMedplumFhirClient } from '../src/fhir/client/medplum-fhir-client.ts';
 import { startHapiBackend, type HapiBackend } from './support/hapi-backend.ts';
 import { startPostgresCluster, type PostgresCluster } from './support/postgres-cluster.ts';
 import { describeToolContract } from './support/tool-contract.ts';

@@ -12,16 +12,16 @@ import {
   type ScriptedStep,
   type ScriptedUpstream,
 } from '../src/agent/testing/scripted-upstream.ts';
-import { composeGateway } from '../src/compose-gateway.ts';
-import { loadConfig } from '../src/config.ts';
-import type { ChatParams, ModelUpstream, UpstreamDelta } from '../src/upstream/model-upstream.ts';
-import type { ChatMessage, FunctionTool } from '../src/openai/chat-request.ts';
-import { applyToolMode } from '../src/upstream/prompted-tools/apply-tool-mode.ts';
-import { parseToolCallBlock } from '../src/upstream/prompted-tools/parse-tool-call-block.ts';
-import { createPromptedToolsUpstream } from '../src/upstream/prompted-tools/prompted-tools-upstream.ts';
-import { renderToolPrompt } from '../src/upstream/prompted-tools/render-tool-prompt.ts';
-import { toPromptedParams } from '../src/upstream/prompted-tools/to-prompted-params.ts';
-import { createToolCallTextParser, parseToolCallText, TOOL_CALL_OPEN } from '../src/upstream/prompted-tools/tool-call-text-parser.ts';
+import { composeGateway } from '../src/composition/compose-gateway.ts';
+import { loadConfig } from '../src/composition/config.ts';
+import type { ChatParams, ModelUpstream, UpstreamDelta } from '../src/model/model-upstream.ts';
+import type { ChatMessage, FunctionTool } from '../src/vocabulary/openai/chat-request.ts';
+import { applyToolMode } from '../src/model/prompted-tools/apply-tool-mode.ts';
+import { parseToolCallBlock } from '../src/model/prompted-tools/parse-tool-call-block.ts';
+import { createPromptedToolsUpstream } from '../src/model/prompted-tools/prompted-tools-upstream.ts';
+import { renderToolPrompt } from '../src/model/prompted-tools/render-tool-prompt.ts';
+import { toPromptedParams } from '../src/model/prompted-tools/to-prompted-params.ts';
+import { createToolCallTextParser, parseToolCallText, TOOL_CALL_OPEN } from '../src/model/prompted-tools/tool-call-text-parser.ts';
 import { generated, streamed, type Collected } from './support/agent-kit.ts';
 import { TEST_KEY, TEST_MODEL, type RunningGateway } from './support/gateway-harness.ts';
 

@@ -5,12 +5,12 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { composeGateway } from '../src/compose-gateway.ts';
-import { loadConfig } from '../src/config.ts';
-import { createReadiness } from '../src/readiness/create-readiness.ts';
-import type { ReadinessCheck } from '../src/readiness/readiness-check.ts';
+import { composeGateway } from '../src/composition/compose-gateway.ts';
+import { loadConfig } from '../src/composition/config.ts';
+import { createReadiness } from '../src/edge/readiness/create-readiness.ts';
+import type { ReadinessCheck } from '../src/edge/readiness/readiness-check.ts';
 import { describeNetworkFailure } from '../src/shared/describe-network-failure.ts';
-import type { ModelUpstream } from '../src/upstream/model-upstream.ts';
+import type { ModelUpstream } from '../src/model/model-upstream.ts';
 import { startGateway, TEST_KEY, TEST_MODEL, type RunningGateway } from './support/gateway-harness.ts';
 import { freePort as closedPort } from './support/free-port.ts';
 import { startRecordingServer as listen } from './support/recording-server.ts';
@@ -291,12 +291,12 @@ function runToEnd(cmd: string, args: string[], env: Record<string, string>, time
 }
 
 describe('a port already in use', () => {
-  it('the gateway (tsx src/server.ts): one line on stderr and exit 78, before seeding the FHIR server', async () => {
+  it('the gateway (tsx src/composition/server.ts): one line on stderr and exit 78, before seeding the FHIR server', async () => {
     const holder = await listen();
     try {
       const r = await runToEnd(
         path.join(ROOT, 'node_modules/.bin/tsx'),
-        ['src/server.ts'],
+        ['src/composition/server.ts'],
         { PORT: String(holder.port), HOST: '127.0.0.1', FHIR_SEED: 'true', API_KEYS: '', UPSTREAM_BASE_URL: '', LOCAL_MODEL: '' },
         60_000,
       );

@@ -14,8 +14,8 @@ import OpenAI from 'openai';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startScriptedModel, type ScriptedModel } from '../scripts/scripted-model.ts';
-import { composeGateway, type ComposedGateway } from '../src/compose-gateway.ts';
-import { CONFIG_VARS, loadConfig } from '../src/config.ts';
+import { composeGateway, type ComposedGateway } from '../src/composition/compose-gateway.ts';
+import { CONFIG_VARS, loadConfig } from '../src/composition/config.ts';
 import {
   bashCommands,
   headingAnchors,

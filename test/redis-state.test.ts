@@ -3,12 +3,12 @@
 // an identifier in clear, and an outage falls back to the in-process limiter with one log line a minute.
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../src/config.ts';
-import { createInProcessRateLimit } from '../src/rate-limit/in-process-rate-limit.ts';
-import { createRedisOutageLog } from '../src/redis/redis-outage-log.ts';
-import { createRedisRateLimit, rateLimitKey } from '../src/redis/redis-rate-limit.ts';
-import { redisReadinessCheck } from '../src/redis/redis-readiness-check.ts';
-import { createRedisToolResultCache } from '../src/redis/redis-tool-result-cache.ts';
+import { ConfigError, loadConfig } from '../src/composition/config.ts';
+import { createInProcessRateLimit } from '../src/policies/rate-limit/in-process-rate-limit.ts';
+import { createRedisOutageLog } from '../src/edge/redis/redis-outage-log.ts';
+import { createRedisRateLimit, rateLimitKey } from '../src/edge/redis/redis-rate-limit.ts';
+import { redisReadinessCheck } from '../src/edge/redis/redis-readiness-check.ts';
+import { createRedisToolResultCache } from '../src/edge/redis/redis-tool-result-cache.ts';
 import { startRedisServer, type RedisStart } from './support/redis-server.ts';
 
 let server: RedisStart;

@@ -12,8 +12,8 @@ import { refsolPyUnavailable, runRefsolPy } from '../evals/medagentbench/run-ref
 import { mabSeedTasks } from '../evals/medagentbench/seed-tasks.ts';
 import { synthesizeMabTasks } from '../evals/medagentbench/synthesize-tasks.ts';
 import type { MedAgentBenchTask } from '../evals/medagentbench/task-file.ts';
-import { createMedplumFhirClient } from '../src/fhir-client/medplum-fhir-client.ts';
-import { createEmbeddedFhirServer } from '../src/fhir-server/embedded-fhir-server.ts';
+import { createMedplumFhirClient } from '../src/fhir/client/medplum-fhir-client.ts';
+import { createEmbeddedFhirServer } from '../src/fhir/server/embedded-fhir-server.ts';
 import { serveEmbeddedOverHttp } from './support/embedded-over-http.ts';
 import { POLICIES, policyRun, type Policy } from './support/refsol-policies.ts';
 

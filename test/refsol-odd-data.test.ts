@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gradeRefsol } from '../evals/medagentbench/refsol-grader.ts';
 import { refsolPyUnavailable, runRefsolPy } from '../evals/medagentbench/run-refsol-py.ts';
 import type { MedAgentBenchTask } from '../evals/medagentbench/task-file.ts';
-import { createEmbeddedFhirServer } from '../src/fhir-server/embedded-fhir-server.ts';
+import { createEmbeddedFhirServer } from '../src/fhir/server/embedded-fhir-server.ts';
 import { serveEmbeddedOverHttp } from './support/embedded-over-http.ts';
 
 const OFFICIAL = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'shared', 'data', 'medagentbench', 'official');

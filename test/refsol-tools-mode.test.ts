@@ -21,8 +21,8 @@ import { runEval } from '../evals/run-eval.ts';
 import { doNothingSolver } from '../evals/solvers/do-nothing-solver.ts';
 import { referenceSolver } from '../evals/solvers/reference-solver.ts';
 import { defineTask, type Solver, type ToolTraceEntry } from '../evals/task.ts';
-import { createEmbeddedFhirServer } from '../src/fhir-server/embedded-fhir-server.ts';
-import { executeTool } from '../tools/index.ts';
+import { createEmbeddedFhirServer } from '../src/fhir/server/embedded-fhir-server.ts';
+import { executeTool } from '../src/tools/index.ts';
 import { serveEmbeddedOverHttp } from './support/embedded-over-http.ts';
 
 const OFFICIAL = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'shared', 'data', 'medagentbench', 'official');

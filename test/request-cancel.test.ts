@@ -1,5 +1,5 @@
 // Non-streamed pass-through requests reuse the AbortController of an earlier settled request
-// (src/http/request-cancel.ts). A reused signal must still cancel only its own request: on the client's disconnect,
+// (src/edge/http/request-cancel.ts). A reused signal must still cancel only its own request: on the client's disconnect,
 // at the deadline, and never one that runs beside it or comes after an aborted one.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { until } from './support/agent-kit.ts';

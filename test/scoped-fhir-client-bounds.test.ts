@@ -4,13 +4,13 @@
 // requests and the resources in their answers.
 import type { Bundle, Observation } from '@medplum/fhirtypes';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { AuditFacts } from '../src/audit/audit-event.ts';
-import type { AuditTrail } from '../src/audit/audit-trail.ts';
-import { createScopedFhirClient } from '../src/auth/scoped-fhir-client.ts';
-import { plainKeyAccess } from '../src/auth/key-access.ts';
-import { FhirError, type FhirClient } from '../src/fhir-client/fhir-client.ts';
-import { createMedplumFhirClient } from '../src/fhir-client/medplum-fhir-client.ts';
-import { createEmbeddedFhirServer } from '../src/fhir-server/embedded-fhir-server.ts';
+import type { AuditFacts } from '../src/policies/audit/audit-event.ts';
+import type { AuditTrail } from '../src/policies/audit/audit-trail.ts';
+import { createScopedFhirClient } from '../src/policies/auth/scoped-fhir-client.ts';
+import { plainKeyAccess } from '../src/policies/auth/key-access.ts';
+import { FhirError, type FhirClient } from '../src/fhir/client/fhir-client.ts';
+import { createMedplumFhirClient } from '../src/fhir/client/medplum-fhir-client.ts';
+import { createEmbeddedFhirServer } from '../src/fhir/server/embedded-fhir-server.ts';
 
 const N = 600;
 const observation = (i: number): Observation => ({

@@ -4,12 +4,12 @@
 // Medication is no patient's), never another patient's.
 import type { Resource } from '@medplum/fhirtypes';
 import { describe, expect, it } from 'vitest';
-import type { AuditFacts } from '../src/audit/audit-event.ts';
-import type { AuditTrail } from '../src/audit/audit-trail.ts';
-import type { KeyAccess } from '../src/auth/key-access.ts';
-import { createScopedFhirClient } from '../src/auth/scoped-fhir-client.ts';
-import { scopeGrantSchema } from '../src/auth/smart-scope.ts';
-import type { FhirClient, SearchResult } from '../src/fhir-client/fhir-client.ts';
+import type { AuditFacts } from '../src/policies/audit/audit-event.ts';
+import type { AuditTrail } from '../src/policies/audit/audit-trail.ts';
+import type { KeyAccess } from '../src/policies/auth/key-access.ts';
+import { createScopedFhirClient } from '../src/policies/auth/scoped-fhir-client.ts';
+import { scopeGrantSchema } from '../src/policies/auth/smart-scope.ts';
+import type { FhirClient, SearchResult } from '../src/fhir/client/fhir-client.ts';
 
 const order: Resource = {
   resourceType: 'MedicationRequest',

@@ -5,11 +5,11 @@
 import type { CapabilityStatement } from '@medplum/fhirtypes';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { loadSyntheticEhrBundles } from '../fixtures/synthetic-ehr.ts';
-import { createEmbeddedFhirServer, type EmbeddedFhirServer } from '../src/fhir-server/embedded-fhir-server.ts';
-import type { FhirRequestTrace } from '../src/fhir-client/fhir-client.ts';
-import { createMedplumFhirClient } from '../src/fhir-client/medplum-fhir-client.ts';
-import { searchCapabilitiesOf, serverToolsFor, toolRegistry, type ToolContext } from '../tools/index.ts';
-import { undeclaredFilters } from '../tools/search-capabilities.ts';
+import { createEmbeddedFhirServer, type EmbeddedFhirServer } from '../src/fhir/server/embedded-fhir-server.ts';
+import type { FhirRequestTrace } from '../src/fhir/client/fhir-client.ts';
+import { createMedplumFhirClient } from '../src/fhir/client/medplum-fhir-client.ts';
+import { searchCapabilitiesOf, serverToolsFor, toolRegistry, type ToolContext } from '../src/tools/index.ts';
+import { undeclaredFilters } from '../src/tools/kit/search-capabilities.ts';
 
 let server: EmbeddedFhirServer;
 beforeAll(async () => {

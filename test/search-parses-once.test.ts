@@ -3,14 +3,14 @@
 // formatted back to a string by the repository, made it three). The parser under test counts its calls.
 import type { Bundle } from '@medplum/fhirtypes';
 import { beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { createEmbeddedFhirServer, type EmbeddedFhirServer } from '../src/fhir-server/embedded-fhir-server.ts';
-import type * as parser from '../src/fhir-server/parse-search-query.ts';
-import { parseSearchQuery } from '../src/fhir-server/parse-search-query.ts';
-import { StoreRepository } from '../src/fhir-server/store-repository.ts';
-import { createInProcessFhirClient } from '../src/fhir-client/in-process-fhir-client.ts';
-import { createMedplumFhirClient } from '../src/fhir-client/medplum-fhir-client.ts';
+import { createEmbeddedFhirServer, type EmbeddedFhirServer } from '../src/fhir/server/embedded-fhir-server.ts';
+import type * as parser from '../src/fhir/server/parse-search-query.ts';
+import { parseSearchQuery } from '../src/fhir/server/parse-search-query.ts';
+import { StoreRepository } from '../src/fhir/server/store-repository.ts';
+import { createInProcessFhirClient } from '../src/fhir/client/in-process-fhir-client.ts';
+import { createMedplumFhirClient } from '../src/fhir/client/medplum-fhir-client.ts';
 
-vi.mock('../src/fhir-server/parse-search-query.ts', async (importOriginal) => {
+vi.mock('../src/fhir/server/parse-search-query.ts', async (importOriginal) => {
   const actual = await importOriginal<typeof parser>();
   return { ...actual, parseSearchQuery: vi.fn(actual.parseSearchQuery) };
 });

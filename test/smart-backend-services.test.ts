@@ -8,15 +8,15 @@ import { exportJWK, exportPKCS8, generateKeyPair, SignJWT, type CryptoKey } from
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadSyntheticEhrBundles } from '../fixtures/synthetic-ehr.ts';
-import { bootSmartFhirClient } from '../src/compose/boot-smart-fhir-client.ts';
-import { loadConfig } from '../src/config.ts';
-import { createEmbeddedFhirServer } from '../src/fhir-server/embedded-fhir-server.ts';
-import { createMedplumFhirClient } from '../src/fhir-client/medplum-fhir-client.ts';
-import { createSmartBackendAuth } from '../src/fhir-client/smart/create-smart-backend-auth.ts';
-import { readPrivateKey } from '../src/fhir-client/smart/read-private-key.ts';
-import { startServer } from '../src/server.ts';
-import { executeTool, toolRegistry, toolsForScopes } from '../tools/index.ts';
-import type { ToolContext } from '../tools/tool.ts';
+import { bootSmartFhirClient } from '../src/composition/boot-smart-fhir-client.ts';
+import { loadConfig } from '../src/composition/config.ts';
+import { createEmbeddedFhirServer } from '../src/fhir/server/embedded-fhir-server.ts';
+import { createMedplumFhirClient } from '../src/fhir/client/medplum-fhir-client.ts';
+import { createSmartBackendAuth } from '../src/fhir/client/smart/create-smart-backend-auth.ts';
+import { readPrivateKey } from '../src/fhir/client/smart/read-private-key.ts';
+import { startServer } from '../src/composition/server.ts';
+import { executeTool, toolRegistry, toolsForScopes } from '../src/tools/index.ts';
+import type { ToolContext } from '../src/tools/kit/tool.ts';
 import { startSmartServers, type SmartServers } from './support/smart-authorization-server.ts';
 
 const SCOPES = 'system/Patient.rs system/Observation.rs system/Condition.rs system/MedicationRequest.rs system/Medication.rs';

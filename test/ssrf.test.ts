@@ -3,11 +3,11 @@
 // nothing); image URLs go upstream as text and are never fetched; tool arguments cannot reshape a FHIR request.
 import type { Bundle } from '@medplum/fhirtypes';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FhirError } from '../src/fhir-client/fhir-client.ts';
-import { createMedplumFhirClient } from '../src/fhir-client/medplum-fhir-client.ts';
-import { probeHttp } from '../src/readiness/probe-http.ts';
-import { detectDialect } from '../src/upstream/dialects/detect-dialect.ts';
-import { executeTool } from '../tools/index.ts';
+import { FhirError } from '../src/fhir/client/fhir-client.ts';
+import { createMedplumFhirClient } from '../src/fhir/client/medplum-fhir-client.ts';
+import { probeHttp } from '../src/edge/readiness/probe-http.ts';
+import { detectDialect } from '../src/model/dialects/detect-dialect.ts';
+import { executeTool } from '../src/tools/index.ts';
 import { startGateway, type RunningGateway } from './support/gateway-harness.ts';
 import { startRecordingServer, type RecordingServer } from './support/recording-server.ts';
 import { completionReply } from './support/upstream-replies.ts';

@@ -5,10 +5,10 @@ import { request } from 'node:http';
 import fc from 'fast-check';
 import fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { registerErrorHandling } from '../src/http/error-handler.ts';
+import { registerErrorHandling } from '../src/edge/http/error-handler.ts';
 import { decodeUtf8Strict } from '../src/shared/decode-utf8-strict.ts';
-import { strictJsonBody } from '../src/http/strict-json-body.ts';
-import { errorEnvelopeSchema } from '../src/openai/error-envelope.ts';
+import { strictJsonBody } from '../src/edge/http/strict-json-body.ts';
+import { errorEnvelopeSchema } from '../src/vocabulary/openai/error-envelope.ts';
 
 let app: FastifyInstance;
 let port: number;

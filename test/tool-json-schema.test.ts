@@ -3,10 +3,10 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createMedplumFhirClient } from '../src/fhir-client/medplum-fhir-client.ts';
-import { createEmbeddedFhirServer } from '../src/fhir-server/embedded-fhir-server.ts';
-import { executeTool, toolJsonSchema, toolRegistry, toolsByName, type JsonSchema } from '../tools/index.ts';
-import { STRICT_FORMATS } from '../tools/tool-json-schema.ts';
+import { createMedplumFhirClient } from '../src/fhir/client/medplum-fhir-client.ts';
+import { createEmbeddedFhirServer } from '../src/fhir/server/embedded-fhir-server.ts';
+import { executeTool, toolJsonSchema, toolRegistry, toolsByName, type JsonSchema } from '../src/tools/index.ts';
+import { STRICT_FORMATS } from '../src/tools/kit/tool-json-schema.ts';
 
 /** Keywords the documentation lists as supported, by where they may appear. */
 const STRUCTURAL = new Set([

@@ -2,10 +2,10 @@
 // times (executeTool's catalogue, openAiToolDefinitions and the gateway's own catalogue). The real converter runs,
 // wrapped to count its calls; the gateway's tools come from the composition root as `serve` builds them.
 import { describe, expect, it, vi } from 'vitest';
-import type * as ToolJsonSchemaModule from '../tools/tool-json-schema.ts';
+import type * as ToolJsonSchemaModule from '../src/tools/kit/tool-json-schema.ts';
 
 const converted = vi.hoisted(() => [] as unknown[]);
-vi.mock('../tools/tool-json-schema.ts', async (importOriginal) => {
+vi.mock('../src/tools/kit/tool-json-schema.ts', async (importOriginal) => {
   const real = await importOriginal<typeof ToolJsonSchemaModule>();
   return {
     ...real,
@@ -16,9 +16,9 @@ vi.mock('../tools/tool-json-schema.ts', async (importOriginal) => {
   };
 });
 
-const { gatewayToolCatalogue } = await import('../src/compose-gateway.ts');
-const { loadConfig } = await import('../src/config.ts');
-const { openAiToolDefinitions, toolRegistry, toOpenAiTool } = await import('../tools/index.ts');
+const { gatewayToolCatalogue } = await import('../src/composition/compose-gateway.ts');
+const { loadConfig } = await import('../src/composition/config.ts');
+const { openAiToolDefinitions, toolRegistry, toOpenAiTool } = await import('../src/tools/index.ts');
 
 describe("the built-in tools' JSON Schemas", () => {
   it('are converted once each, however many catalogues and lists are built from them', async () => {

@@ -9,10 +9,10 @@ import { fileURLToPath } from 'node:url';
 import { getLlama, LlamaLogLevel, type Llama, type LlamaGrammar } from 'node-llama-cpp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import type { FhirClient } from '../src/fhir-client/fhir-client.ts';
-import { executeTool, toolRegistry, tools, type OpenAiTool } from '../tools/index.ts';
-import { PORTABLE_MAX_LENGTH, portableJsonSchema } from '../tools/portable-json-schema.ts';
-import { dateField, dateTimeField, idField, NDC, patientField, RXNORM, tokenField } from '../tools/tool-fields.ts';
+import type { FhirClient } from '../src/fhir/client/fhir-client.ts';
+import { executeTool, toolRegistry, tools, type OpenAiTool } from '../src/tools/index.ts';
+import { PORTABLE_MAX_LENGTH, portableJsonSchema } from '../src/tools/kit/portable-json-schema.ts';
+import { dateField, dateTimeField, idField, NDC, patientField, RXNORM, tokenField } from '../src/tools/kit/tool-fields.ts';
 
 type JsonSchema = Record<string, unknown> & { type?: unknown; properties?: Record<string, JsonSchema>; required?: string[] };
 type Args = Record<string, unknown>;

@@ -3,10 +3,10 @@
 // real server; and in process through the object client the gateway gives the tools (in-process-fhir-client.ts).
 import Fastify from 'fastify';
 import { loadSyntheticEhrBundles } from '../fixtures/synthetic-ehr.ts';
-import { embeddedFhirPlugin } from '../src/fhir-server/embedded-fhir-plugin.ts';
-import { createEmbeddedFhirServer, type EmbeddedFhirServer } from '../src/fhir-server/embedded-fhir-server.ts';
-import { createMedplumFhirClient } from '../src/fhir-client/medplum-fhir-client.ts';
-import { createInProcessFhirClient } from '../src/fhir-client/in-process-fhir-client.ts';
+import { embeddedFhirPlugin } from '../src/fhir/server/embedded-fhir-plugin.ts';
+import { createEmbeddedFhirServer, type EmbeddedFhirServer } from '../src/fhir/server/embedded-fhir-server.ts';
+import { createMedplumFhirClient } from '../src/fhir/client/medplum-fhir-client.ts';
+import { createInProcessFhirClient } from '../src/fhir/client/in-process-fhir-client.ts';
 import { describeMimicToolContract } from './support/mimic-tool-contract.ts';
 import { describeToolContract } from './support/tool-contract.ts';
 

@@ -4,7 +4,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTelemetry } from '../src/telemetry/create-telemetry.ts';
+import { createTelemetry } from '../src/edge/telemetry/create-telemetry.ts';
 import { fhirSearch, script, wireUsage } from './support/agent-kit.ts';
 import { startGateway, type RunningGateway } from './support/gateway-harness.ts';
 

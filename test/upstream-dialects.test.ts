@@ -3,14 +3,14 @@
 import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTokenBudget } from '../src/agent/token-budget.ts';
-import { upstreamToApiError } from '../src/http/error-handler.ts';
-import { detectDialect } from '../src/upstream/dialects/detect-dialect.ts';
-import { DIALECTS, dialectFor, type DialectName } from '../src/upstream/dialects/index.ts';
-import { serverMessage } from '../src/upstream/dialects/llama-cpp-python.ts';
-import type { HttpPost } from '../src/upstream/http-post.ts';
-import type { ChatParams, UpstreamDelta } from '../src/upstream/model-upstream.ts';
-import { createOpenAiCompatibleUpstream } from '../src/upstream/openai-compatible-upstream.ts';
-import { UpstreamError } from '../src/upstream/upstream-error.ts';
+import { upstreamToApiError } from '../src/edge/http/error-handler.ts';
+import { detectDialect } from '../src/model/dialects/detect-dialect.ts';
+import { DIALECTS, dialectFor, type DialectName } from '../src/model/dialects/index.ts';
+import { serverMessage } from '../src/model/dialects/llama-cpp-python.ts';
+import type { HttpPost } from '../src/model/http-post.ts';
+import type { ChatParams, UpstreamDelta } from '../src/model/model-upstream.ts';
+import { createOpenAiCompatibleUpstream } from '../src/model/openai-compatible-upstream.ts';
+import { UpstreamError } from '../src/model/upstream-error.ts';
 import { startFakeUpstream } from './support/fake-upstream.ts';
 import { startGateway, type RunningGateway } from './support/gateway-harness.ts';
 

@@ -1,12 +1,12 @@
-// Issue 29 review: one write through a tool is noted once. The write generation (src/fhir/fhir-write-generation.ts)
+// Issue 29 review: one write through a tool is noted once. The write generation (src/vocabulary/fhir/fhir-write-generation.ts)
 // is what the tools' cached reference reads of a FHIR server are checked against; the scoped client and the tool
 // session both noted the same write, so one tool call counted two. Over real HTTP (POST /mcp tools/call) on the
 // composition root, the embedded FHIR server behind the access control's scoped client.
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { composeGateway, type ComposedGateway } from '../src/compose-gateway.ts';
-import { loadConfig } from '../src/config.ts';
-import { fhirWriteGeneration } from '../src/fhir/fhir-write-generation.ts';
+import { composeGateway, type ComposedGateway } from '../src/composition/compose-gateway.ts';
+import { loadConfig } from '../src/composition/config.ts';
+import { fhirWriteGeneration } from '../src/vocabulary/fhir/fhir-write-generation.ts';
 
 let gateway: ComposedGateway;
 let address: string;

@@ -33,14 +33,14 @@ import { replaySolver } from '../solvers/replay-solver.ts';
 import { answerKeySolver } from '../solvers/answer-key-solver.ts';
 import { checkGoldData } from '../fhir-agentbench/check-gold-data.ts';
 import { judgeLabelOf, summarizeAgentBench } from '../fhir-agentbench/agentbench-summary.ts';
-import { createMedplumFhirClient } from '../../src/fhir-client/medplum-fhir-client.ts';
+import { createMedplumFhirClient } from '../../src/fhir/client/medplum-fhir-client.ts';
 import { loadSyntheticEhrBundles } from '../../fixtures/synthetic-ehr.ts';
-import { readEhrBundles } from '../../src/fhir-loader/read-ehr-bundles.ts';
-import { serverToolsFor } from '../../tools/index.ts';
-import { loadConfig } from '../../src/config.ts';
+import { readEhrBundles } from '../../src/fhir/loader/read-ehr-bundles.ts';
+import { serverToolsFor } from '../../src/tools/index.ts';
+import { loadConfig } from '../../src/composition/config.ts';
 import type { ServerTools } from '../../src/agent/tool-contract.ts';
-import { ToolsModuleError } from '../../src/compose/load-tools-module.ts';
-import { gatewayToolCatalogue } from '../../src/compose-gateway.ts';
+import { ToolsModuleError } from '../../src/composition/load-tools-module.ts';
+import { gatewayToolCatalogue } from '../../src/composition/compose-gateway.ts';
 
 export const BUILTIN_SUITE = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'suites', 'builtin.jsonl');
 

@@ -3,11 +3,11 @@
 // embedded store is the one the gateway's composition root builds and seeds, so it is the store a gateway serves.
 import type { Bundle } from '@medplum/fhirtypes';
 import { pino } from 'pino';
-import { composeGateway, type ComposedGateway } from '../../src/compose-gateway.ts';
-import { loadConfig } from '../../src/config.ts';
-import type { EmbeddedFhirServer } from '../../src/fhir-server/embedded-fhir-server.ts';
-import type { FhirClient } from '../../src/fhir-client/fhir-client.ts';
-import { createMedplumFhirClient } from '../../src/fhir-client/medplum-fhir-client.ts';
+import { composeGateway, type ComposedGateway } from '../../src/composition/compose-gateway.ts';
+import { loadConfig } from '../../src/composition/config.ts';
+import type { EmbeddedFhirServer } from '../../src/fhir/server/embedded-fhir-server.ts';
+import type { FhirClient } from '../../src/fhir/client/fhir-client.ts';
+import { createMedplumFhirClient } from '../../src/fhir/client/medplum-fhir-client.ts';
 import { cleanupEnvironment, forkEnvironment, type ClientFactory, type FhirEnvironment } from './fhir-environment.ts';
 
 export interface EnvironmentSpec {

@@ -4,7 +4,7 @@
 // - 'cleanup' (external server such as HAPI, or an embedded store shared with a gateway): scenarios touching the
 //   same patient run one at a time, and every resource a scenario wrote is deleted once it is scored.
 import type { Bundle, Resource } from '@medplum/fhirtypes';
-import type { FhirClient } from '../../src/fhir-client/fhir-client.ts';
+import type { FhirClient } from '../../src/fhir/client/fhir-client.ts';
 import type { Scenario } from '../scenario.ts';
 import { KeyedLock } from './keyed-lock.ts';
 import { recordingFetch, type FhirRequestEntry } from './recording-fetch.ts';

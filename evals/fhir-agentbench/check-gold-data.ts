@@ -1,8 +1,8 @@
 // The data check before a run: which questions have every gold resource (and their patient) on the server. The
 // others cannot be answered from that server, so they are reported as "data missing" and left out of the run,
 // never counted as failed. One `_id` search per type and chunk, so 10k gold ids cost a few hundred requests.
-import type { FhirClient } from '../../src/fhir-client/fhir-client.ts';
-import { idChunks } from '../../tools/reference-names.ts';
+import type { FhirClient } from '../../src/fhir/client/fhir-client.ts';
+import { idChunks } from '../../src/tools/medication/reference-names.ts';
 import { goldReferences, type AgentBenchQuestion } from './agentbench-question.ts';
 
 export interface GoldDataCheck {

@@ -1,7 +1,7 @@
 // MedAgentBench's grading rules, computed from the FHIR data at grading time (as the original refsol does).
 // The reference solver uses the same expectation to act; the grader checks writes and answer against it.
 import type { MedicationRequest, Observation, Patient, Resource, ServiceRequest } from '@medplum/fhirtypes';
-import type { FhirClient } from '../../src/fhir-client/fhir-client.ts';
+import type { FhirClient } from '../../src/fhir/client/fhir-client.ts';
 import type { FieldMatcher } from '../scenario.ts';
 import { ageAt, magnesiumDose, potassiumDose, round } from '../suites/clinical-rules.ts';
 import { GRADER_NEEDS } from './gradability.ts';

@@ -1,7 +1,7 @@
 // A `fetch` for refsol's GETs over a scenario's FhirClient, for tools-mode runs whose store is reached through the
 // client (a forked embedded store has no HTTP address): `<base><Type>?<params>` becomes a search (every match, as
 // refsol's `_count=5000` asks) answered as a searchset Bundle in FHIR JSON; `_format` and `_count` are the wire's.
-import { FhirError, type FhirClient, type SearchParams } from '../../src/fhir-client/fhir-client.ts';
+import { FhirError, type FhirClient, type SearchParams } from '../../src/fhir/client/fhir-client.ts';
 
 const WIRE_ONLY = new Set(['_format', '_count']);
 

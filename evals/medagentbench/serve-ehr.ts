@@ -4,8 +4,8 @@
 // gateway's composition root (the embedded store), with no model: its chat route answers 503.
 import type { Bundle } from '@medplum/fhirtypes';
 import { pino } from 'pino';
-import { composeGateway } from '../../src/compose-gateway.ts';
-import { loadConfig } from '../../src/config.ts';
+import { composeGateway } from '../../src/composition/compose-gateway.ts';
+import { loadConfig } from '../../src/composition/config.ts';
 
 export interface ServedEhr {
   /** `http://127.0.0.1:<port>/fhir/`, with the trailing slash the benchmark's api_base has. */

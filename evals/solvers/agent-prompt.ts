@@ -1,5 +1,5 @@
 // The prompt and the finish tool every model run gets, whichever mode it runs in.
-import type { FunctionTool } from '../../src/openai/chat-request.ts';
+import type { FunctionTool } from '../../src/vocabulary/openai/chat-request.ts';
 import type { Scenario } from '../scenario.ts';
 
 export const FINISH_TOOL: FunctionTool = {

@@ -4,7 +4,7 @@
 import type { Solver, SolverOutput, ToolTraceEntry } from '../task.ts';
 import { goldReferences } from '../fhir-agentbench/agentbench-question.ts';
 import { agentBenchQuestionOf } from '../scorers/agentbench-rubric-scorer.ts';
-import { idChunks } from '../../tools/reference-names.ts';
+import { idChunks } from '../../src/tools/medication/reference-names.ts';
 
 const CHUNK = 50;
 

@@ -2,7 +2,7 @@
 // suites/clinical-rules.ts and writes what the instruction asks for. Parameters come from the scenario.
 import type { Condition, MedicationRequest, Observation, Patient } from '@medplum/fhirtypes';
 import { z } from 'zod';
-import type { FhirClient } from '../../src/fhir-client/fhir-client.ts';
+import type { FhirClient } from '../../src/fhir/client/fhir-client.ts';
 import type { SolverContext } from '../task.ts';
 import { medicationWrite, serviceWrite, vitalWrite } from '../suites/builtin-writes.ts';
 import {

@@ -3,13 +3,13 @@
 // call ids, limits and stop reasons), not a copy of it. `finish` is the one client tool, so a call to it ends the loop.
 import { conversationScope } from '../../src/agent/conversation-scope.ts';
 import { runAgentLoop } from '../../src/agent/run-agent-loop.ts';
-import { createToolSession } from '../../src/auth/create-tool-session.ts';
+import { createToolSession } from '../../src/policies/auth/create-tool-session.ts';
 import type { StepRunner } from '../../src/agent/step-runner.ts';
 import type { AgentTrace } from '../../src/agent/agent-trace-schema.ts';
 import type { ServerTools } from '../../src/agent/tool-contract.ts';
-import type { FhirClient } from '../../src/fhir-client/fhir-client.ts';
-import type { ChatMessage, FunctionTool } from '../../src/openai/chat-request.ts';
-import type { UpstreamCompletion } from '../../src/upstream/model-upstream.ts';
+import type { FhirClient } from '../../src/fhir/client/fhir-client.ts';
+import type { ChatMessage, FunctionTool } from '../../src/vocabulary/openai/chat-request.ts';
+import type { UpstreamCompletion } from '../../src/model/model-upstream.ts';
 import type { ModelCallMetric } from '../task.ts';
 import { callChat, type ChatEndpoint } from './chat-call.ts';
 

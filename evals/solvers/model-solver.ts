@@ -3,7 +3,7 @@
 //   (client-tools-loop.ts), with the FHIR tools as that loop's server tools.
 // - 'gateway': the endpoint is our gateway; it runs the tools server-side and reports them in `fhir_agent`.
 // Both modes offer a client-side `finish` tool for the answer; a FINISH([...]) text is accepted as well.
-import type { ChatMessage } from '../../src/openai/chat-request.ts';
+import type { ChatMessage } from '../../src/vocabulary/openai/chat-request.ts';
 import type { ServerTools } from '../../src/agent/tool-contract.ts';
 import type { ModelCallMetric, Solver, SolverOutput, ToolTraceEntry } from '../task.ts';
 import { parseAnswerText, parseFinishArguments, type ParsedAnswer } from '../parse-answer.ts';
@@ -18,7 +18,7 @@ export type ClientTools = ServerTools;
 export interface ModelSolverOptions extends ChatEndpoint {
   model: string;
   mode: 'client-tools' | 'gateway';
-  /** Required in client-tools mode (tools/index.ts: openAiToolDefinitions + executeTool). */
+  /** Required in client-tools mode (src/tools/index.ts: openAiToolDefinitions + executeTool). */
   tools?: ClientTools;
   temperature?: number;
   maxTokens?: number;

@@ -3,8 +3,8 @@ import type { SolverContext } from '../task.ts';
 import { computeMabExpectation } from '../medagentbench/expectation.ts';
 import { referenceToolCall } from '../medagentbench/reference-tool-calls.ts';
 import { MedAgentBenchTaskSchema } from '../medagentbench/task-file.ts';
-import { createToolSession } from '../../src/auth/create-tool-session.ts';
-import { executeTool, openAiToolDefinitions } from '../../tools/index.ts';
+import { createToolSession } from '../../src/policies/auth/create-tool-session.ts';
+import { executeTool, openAiToolDefinitions } from '../../src/tools/index.ts';
 import { builtinRecipes } from './builtin-recipes.ts';
 import type { RecipeFn, TraceFn } from './recipe.ts';
 

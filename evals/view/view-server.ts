@@ -3,9 +3,9 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { hostHeaders } from '../../src/http/host-headers.ts';
-import { createHostPolicy } from '../../src/http/host-policy.ts';
-import { parseHost } from '../../src/http/parse-host.ts';
+import { hostHeaders } from '../../src/edge/http/host-headers.ts';
+import { createHostPolicy } from '../../src/edge/http/host-policy.ts';
+import { parseHost } from '../../src/edge/http/parse-host.ts';
 import { LiveLog } from './live-log.ts';
 import { runRow, sampleRow, searchSamples } from './view-api.ts';
 import { VIEW_PAGE } from './view-page.ts';

@@ -1,9 +1,9 @@
 // The trace of the tool loop, sent in the response's `fhir_agent` extension field: the zod schemas (for the OpenAPI
 // document and for checking real responses) and the types the loop builds, inferred from them. Field names are
-// snake_case because they go on the wire as they are. Not to be confused with src/audit (FHIR AuditEvents).
+// snake_case because they go on the wire as they are. Not to be confused with src/policies/audit (FHIR AuditEvents).
 import { z } from 'zod';
-import type { FhirRequestTrace } from '../fhir-client/fhir-client.ts';
-import type { FinishReason, Usage } from '../upstream/model-upstream.ts';
+import type { FhirRequestTrace } from '../fhir/client/fhir-client.ts';
+import type { FinishReason, Usage } from '../model/model-upstream.ts';
 
 const count = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
 const ms = z.number().min(0).describe('Milliseconds.');

@@ -1,6 +1,6 @@
 // What the chat route calls for one chat request: the model behind the FHIR tool loop. Its one implementation is
-// createChatAgent (create-chat-agent.ts); src/compose-gateway.ts builds it, and decides the wrappers around it.
-import type { CallOptions, ChatParams, UpstreamCompletion, UpstreamDelta } from '../upstream/model-upstream.ts';
+// createChatAgent (create-chat-agent.ts); src/composition/compose-gateway.ts builds it, and decides the wrappers around it.
+import type { CallOptions, ChatParams, UpstreamCompletion, UpstreamDelta } from '../model/model-upstream.ts';
 import type { AgentTrace } from './agent-trace-schema.ts';
 
 /** One chat request's answer, and the tool loop's trace when the loop ran. */

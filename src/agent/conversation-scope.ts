@@ -2,7 +2,7 @@
 // its users' words: the client sends them again, unchanged, on a retry and on the follow-up after client tool
 // calls, while the assistant turns it echoes back may differ in small ways (null vs "" content, extra fields).
 import { createHash } from 'node:crypto';
-import type { ChatMessage } from '../openai/chat-request.ts';
+import type { ChatMessage } from '../vocabulary/openai/chat-request.ts';
 
 export function conversationScope(caller: string, messages: ChatMessage[]): string {
   const hash = createHash('sha256').update(caller);

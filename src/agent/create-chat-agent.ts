@@ -1,6 +1,6 @@
-import { isJsonMode } from '../openai/is-json-mode.ts';
-import type { CallerContext, CallOptions, ChatParams, ModelUpstream, UpstreamDelta } from '../upstream/model-upstream.ts';
-import { signalOf } from '../upstream/model-upstream.ts';
+import { isJsonMode } from '../vocabulary/openai/is-json-mode.ts';
+import type { CallerContext, CallOptions, ChatParams, ModelUpstream, UpstreamDelta } from '../model/model-upstream.ts';
+import { signalOf } from '../model/model-upstream.ts';
 import type { AgentLimits } from './agent-limits.ts';
 import type { ChatAgent, ChatAgentResult } from './chat-agent.ts';
 import { createDeltaChannel } from '../shared/delta-channel.ts';

@@ -1,6 +1,6 @@
-import type { FhirRequestTrace } from '../fhir-client/fhir-client.ts';
+import type { FhirRequestTrace } from '../fhir/client/fhir-client.ts';
 import type { ToolResult, ToolSession } from './tool-contract.ts';
-import type { ToolCall } from '../openai/chat-request.ts';
+import type { ToolCall } from '../vocabulary/openai/chat-request.ts';
 import type { TraceToolCall } from './agent-trace-schema.ts';
 import { shownReferences } from './shown-references.ts';
 import { toolMessageContent } from './tool-message-content.ts';

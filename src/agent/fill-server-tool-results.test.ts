@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ChatMessage, ToolCall } from '../openai/chat-request.ts';
+import type { ChatMessage, ToolCall } from '../vocabulary/openai/chat-request.ts';
 import type { ExecutedToolCall } from './execute-server-tool-calls.ts';
 import { fillServerToolResults, type FillOptions } from './fill-server-tool-results.ts';
 import { createToolResultCache, type ToolResultCache } from './tool-result-cache.ts';

@@ -1,4 +1,4 @@
-import type { ChatMessage, ToolCall } from '../openai/chat-request.ts';
+import type { ChatMessage, ToolCall } from '../vocabulary/openai/chat-request.ts';
 import type { ExecutedToolCall } from './execute-server-tool-calls.ts';
 import { toolMessageContent } from './tool-message-content.ts';
 import type { ToolResultCache } from './tool-result-cache.ts';

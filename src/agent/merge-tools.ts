@@ -1,4 +1,4 @@
-import type { FunctionTool } from '../openai/chat-request.ts';
+import type { FunctionTool } from '../vocabulary/openai/chat-request.ts';
 import { keepToolsJson } from '../shared/request-body-json.ts';
 
 export interface MergedTools {

@@ -1,4 +1,4 @@
-import type { ToolCall } from '../openai/chat-request.ts';
+import type { ToolCall } from '../vocabulary/openai/chat-request.ts';
 
 export interface PartitionedToolCalls {
   server: ToolCall[];

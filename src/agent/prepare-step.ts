@@ -1,5 +1,5 @@
-import type { ChatParams } from '../upstream/model-upstream.ts';
-import type { ChatMessage, FunctionTool, ToolChoice } from '../openai/chat-request.ts';
+import type { ChatParams } from '../model/model-upstream.ts';
+import type { ChatMessage, FunctionTool, ToolChoice } from '../vocabulary/openai/chat-request.ts';
 
 /**
  * Reasoning of the loop's own intermediate steps must go back upstream (DeepSeek and GLM reject a tool turn

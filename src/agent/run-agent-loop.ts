@@ -1,6 +1,6 @@
-import type { ChatParams, UpstreamCompletion, Usage } from '../upstream/model-upstream.ts';
-import type { ChatMessage, ToolCall } from '../openai/chat-request.ts';
-import { isJsonMode } from '../openai/is-json-mode.ts';
+import type { ChatParams, UpstreamCompletion, Usage } from '../model/model-upstream.ts';
+import type { ChatMessage, ToolCall } from '../vocabulary/openai/chat-request.ts';
+import { isJsonMode } from '../vocabulary/openai/is-json-mode.ts';
 import type { AgentLimits } from './agent-limits.ts';
 import type { AgentTrace, AgentTraceEvent, StopReason, TraceStep } from './agent-trace-schema.ts';
 import type { ToolSession } from './tool-contract.ts';
@@ -11,8 +11,8 @@ import { ensureToolCallIds, partitionToolCalls } from './partition-tool-calls.ts
 import { initialMessages, stepParams } from './prepare-step.ts';
 import { finishReasonFor, stopReasonAfterStep, withinToolCallLimit } from './stop-condition.ts';
 import { STEP_SEPARATOR, type StepRunner } from './step-runner.ts';
-import { sumUsage } from '../upstream/sum-usage.ts';
-import { upstreamNotes } from '../upstream/upstream-notes.ts';
+import { sumUsage } from '../model/sum-usage.ts';
+import { upstreamNotes } from '../model/upstream-notes.ts';
 import { createTokenBudget } from './token-budget.ts';
 
 export interface AgentLoopOptions {

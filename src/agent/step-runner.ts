@@ -1,5 +1,5 @@
 // What the loop (run-agent-loop.ts) and the streamed step (stream-step.ts) share.
-import type { ChatParams, UpstreamCompletion } from '../upstream/model-upstream.ts';
+import type { ChatParams, UpstreamCompletion } from '../model/model-upstream.ts';
 
 /** One upstream call: `doGenerate`, or `doStream` collected while its reasoning streams to the client. */
 export type StepRunner = (params: ChatParams, ctx: { index: number; signal: AbortSignal }) => Promise<UpstreamCompletion>;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { ToolCall } from '../openai/chat-request.ts';
-import type { UpstreamCompletion } from '../upstream/model-upstream.ts';
+import type { ToolCall } from '../vocabulary/openai/chat-request.ts';
+import type { UpstreamCompletion } from '../model/model-upstream.ts';
 import { finishReasonFor, stopReasonAfterStep, withinToolCallLimit, type StepState } from './stop-condition.ts';
 import { createTokenBudget } from './token-budget.ts';
 

@@ -1,4 +1,4 @@
-import type { FinishReason, UpstreamCompletion } from '../upstream/model-upstream.ts';
+import type { FinishReason, UpstreamCompletion } from '../model/model-upstream.ts';
 import type { AgentLimits } from './agent-limits.ts';
 import type { StopReason } from './agent-trace-schema.ts';
 import type { PartitionedToolCalls } from './partition-tool-calls.ts';

@@ -1,5 +1,5 @@
-import type { FinishReason, ModelUpstream, UpstreamDelta, Usage } from '../upstream/model-upstream.ts';
-import type { ToolCall } from '../openai/chat-request.ts';
+import type { FinishReason, ModelUpstream, UpstreamDelta, Usage } from '../model/model-upstream.ts';
+import type { ToolCall } from '../vocabulary/openai/chat-request.ts';
 import { STEP_SEPARATOR, type StepRunner } from './step-runner.ts';
 
 export interface StreamStepOptions {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { UpstreamCompletion } from '../upstream/model-upstream.ts';
+import type { UpstreamCompletion } from '../model/model-upstream.ts';
 import { createTokenBudget } from './token-budget.ts';
 
 const step = (over: Partial<UpstreamCompletion> = {}): UpstreamCompletion => ({

@@ -1,4 +1,4 @@
-import type { UpstreamCompletion } from '../upstream/model-upstream.ts';
+import type { UpstreamCompletion } from '../model/model-upstream.ts';
 
 export interface TokenBudget {
   /** Tokens the next step may still generate (reasoning included). */

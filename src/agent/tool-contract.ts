@@ -1,7 +1,7 @@
-// The contract between the agent loop and the FHIR tools it runs server-side. Types only: tools/ implements it,
-// the loop consumes it, and the composition root (src/compose-gateway.ts) is the one place that joins the two.
-import type { FhirClient, FhirRequestTrace } from '../fhir-client/fhir-client.ts';
-import type { FunctionTool, ToolCall } from '../openai/chat-request.ts';
+// The contract between the agent loop and the FHIR tools it runs server-side. Types only: src/tools/ implements it,
+// the loop consumes it, and the composition root (src/composition/compose-gateway.ts) is the one place that joins the two.
+import type { FhirClient, FhirRequestTrace } from '../fhir/client/fhir-client.ts';
+import type { FunctionTool, ToolCall } from '../vocabulary/openai/chat-request.ts';
 import type { z } from 'zod';
 import type { toolErrorCodeSchema, writtenResourceSchema } from './agent-trace-schema.ts';
 
@@ -59,7 +59,7 @@ export interface ServerTools {
 
 /**
  * One request's tools as its caller may use them, built per request by the access control
- * (src/auth/create-tool-session.ts) and used alike by the chat loop, MCP and the eval harness's client-tools mode.
+ * (src/policies/auth/create-tool-session.ts) and used alike by the chat loop, MCP and the eval harness's client-tools mode.
  */
 export interface ToolSession {
   /**

@@ -1,5 +1,5 @@
 // The tool-result cache contract and its in-process implementation. With REDIS_URL the replicas share
-// src/redis/redis-tool-result-cache.ts instead, so a follow-up to a mixed turn may land on any replica.
+// src/edge/redis/redis-tool-result-cache.ts instead, so a follow-up to a mixed turn may land on any replica.
 
 /** A server tool result kept for a client's follow-up to a mixed turn. */
 export interface CachedToolResult {

@@ -4,12 +4,12 @@
 // runs against the gateway over HTTP, against /health on the idle gateway; goal p99 < 100 ms.
 import { spawn } from 'node:child_process';
 import { pino } from 'pino';
-import { plainKeyAccess } from '../../src/auth/key-access.ts';
-import { keyRepositoryAccess } from '../../src/auth/key-repository-access.ts';
-import { scopeGrantSchema } from '../../src/auth/smart-scope.ts';
-import { composeGateway } from '../../src/compose-gateway.ts';
-import { loadConfig } from '../../src/config.ts';
-import { createEmbeddedFhirServer } from '../../src/fhir-server/embedded-fhir-server.ts';
+import { plainKeyAccess } from '../../src/policies/auth/key-access.ts';
+import { keyRepositoryAccess } from '../../src/policies/auth/key-repository-access.ts';
+import { scopeGrantSchema } from '../../src/policies/auth/smart-scope.ts';
+import { composeGateway } from '../../src/composition/compose-gateway.ts';
+import { loadConfig } from '../../src/composition/config.ts';
+import { createEmbeddedFhirServer } from '../../src/fhir/server/embedded-fhir-server.ts';
 import type { BenchRow, BenchSuite } from './bench-row.ts';
 import { syntheticStore } from './fhir-search.bench-suite.ts';
 import { percentile } from './latency.ts';

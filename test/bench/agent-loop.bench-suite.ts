@@ -3,15 +3,15 @@
 // 1. Overhead per step: REQUESTS requests of STEPS steps (a tool call on every step but the last) against the
 //    same number of direct calls of the fake upstream and fake tool. Goal < 1 ms per step.
 // 2. Parallel tools: one turn with 3 calls of 50 ms each against 3 × the measured time of a single call.
-import type { FhirClient } from '../../src/fhir-client/fhir-client.ts';
+import type { FhirClient } from '../../src/fhir/client/fhir-client.ts';
 import type { AgentLimits } from '../../src/agent/agent-limits.ts';
 import type { ExecuteToolFn } from '../../src/agent/tool-contract.ts';
 import type { ChatAgent, ChatAgentResult } from '../../src/agent/chat-agent.ts';
 import { createChatAgent } from '../../src/agent/create-chat-agent.ts';
-import { createToolSession } from '../../src/auth/create-tool-session.ts';
-import type { ChatMessage, FunctionTool } from '../../src/openai/chat-request.ts';
-import type { ChatParams, ModelUpstream, UpstreamCompletion, UpstreamDelta } from '../../src/upstream/model-upstream.ts';
-import type { ToolContext, ToolResult } from '../../tools/tool.ts';
+import { createToolSession } from '../../src/policies/auth/create-tool-session.ts';
+import type { ChatMessage, FunctionTool } from '../../src/vocabulary/openai/chat-request.ts';
+import type { ChatParams, ModelUpstream, UpstreamCompletion, UpstreamDelta } from '../../src/model/model-upstream.ts';
+import type { ToolContext, ToolResult } from '../../src/tools/kit/tool.ts';
 import type { BenchRow, BenchSuite } from './bench-row.ts';
 import { percentile } from './latency.ts';
 

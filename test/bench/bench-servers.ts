@@ -5,7 +5,7 @@ import http from 'node:http';
 import { pathToFileURL } from 'node:url';
 import Fastify from 'fastify';
 import { Pool } from 'undici';
-import type { startServer as startSource } from '../../src/server.ts';
+import type { startServer as startSource } from '../../src/composition/server.ts';
 
 const STREAM_CHUNKS = 200;
 const created = 1_700_000_000;
@@ -108,8 +108,12 @@ async function startPassthrough(upstream: string): Promise<number> {
 
 async function startGateway(upstream: string, { BENCH_BUILD: build, ...extra }: Record<string, string> = {}): Promise<number> {
   // The compiled build, as `npm start` runs it; BENCH_SOURCE=1 runs the TypeScript source through tsx instead, and
-  // the setting BENCH_BUILD=<dir>/dist/src/server.js another build (a before/after comparison in one run).
-  const entry = build ? pathToFileURL(build).href : process.env.BENCH_SOURCE === '1' ? '../../src/server.ts' : '../../dist/src/server.js';
+  // the setting BENCH_BUILD=<dir>/dist/src/composition/server.js another build (a before/after comparison in one run).
+  const entry = build
+    ? pathToFileURL(build).href
+    : process.env.BENCH_SOURCE === '1'
+      ? '../../src/composition/server.ts'
+      : '../../dist/src/composition/server.js';
   const { startServer } = (await import(entry)) as {
     startServer: typeof startSource;
   };

@@ -31,7 +31,7 @@ function simulatedHandler(req: { body: { messages: Array<{ role: string; content
 const suite: BenchSuite = {
   name: 'eval-runner',
   async run(): Promise<BenchRow[]> {
-    const tools = await import('../../tools/index.ts');
+    const tools = await import('../../src/tools/index.ts');
     const dataset = (await loadDataset(BUILTIN_SUITE)).scenarios.slice(0, SCENARIOS);
     const { environment } = await createEnvironment({
       bundles: async () => (await import('../../fixtures/synthetic-ehr.ts')).loadSyntheticEhrBundles(),

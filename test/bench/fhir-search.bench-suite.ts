@@ -3,8 +3,8 @@
 // that answers the same query by a linear scan of the same resources in the same run.
 import type { Bundle, Observation, Patient, Resource } from '@medplum/fhirtypes';
 import type { FastifyBaseLogger } from 'fastify';
-import { createFhirBackend } from '../../src/compose/create-fhir-backend.ts';
-import type { Config } from '../../src/config.ts';
+import { createFhirBackend } from '../../src/composition/create-fhir-backend.ts';
+import type { Config } from '../../src/composition/config.ts';
 import type { BenchRow, BenchSuite } from './bench-row.ts';
 import { sampleLatency } from './latency.ts';
 
@@ -76,7 +76,7 @@ async function measure(size: number): Promise<BenchRow[]> {
       checked = true;
     }
   }, TIMING);
-  // search_observations' request (tools/search-observations.ts, define-search-tool.ts): a page of 20, total asked.
+  // search_observations' request (src/tools/catalogue/search-observations.ts, define-search-tool.ts): a page of 20, total asked.
   checked = false;
   const toolShape = await sampleLatency(async (i) => {
     const patient = `bench-p${(i * 7919) % patients}`;

@@ -24,7 +24,7 @@ const AUDIT_FILE = join(tmpdir(), `gateway-bench-${process.pid}`, 'audit.ndjson'
 const GATEWAY_SETTINGS = [`API_KEYS=${BENCH_KEY}`, 'LOG_LEVEL=info', `AUDIT_FILE=${AUDIT_FILE}`];
 const startGateway = (upstreamUrl: string, build = process.env.BENCH_GATEWAY_BUILD) =>
   startChild(['gateway', upstreamUrl, ...GATEWAY_SETTINGS, ...(build ? [`BENCH_BUILD=${build}`] : [])]);
-/** BENCH_COMPARE_BUILD=<dir>/dist/src/server.js: another build measured beside this one (before/after in one run);
+/** BENCH_COMPARE_BUILD=<dir>/dist/src/composition/server.js: another build measured beside this one (before/after in one run);
  * BENCH_GATEWAY_BUILD the same for the gateway itself (default: dist/ of this checkout). */
 const COMPARE_BUILD = process.env.BENCH_COMPARE_BUILD;
 /** Sent to every target (the direct upstream and the bare pass-through ignore it), so all carry the same request. */

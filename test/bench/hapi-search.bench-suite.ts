@@ -3,11 +3,11 @@
 import type { AddressInfo } from 'node:net';
 import Fastify from 'fastify';
 import { loadSyntheticEhrBundles, SYNTHETIC_EHR_DIR } from '../../fixtures/synthetic-ehr.ts';
-import { embeddedFhirPlugin } from '../../src/fhir-server/embedded-fhir-plugin.ts';
-import { createEmbeddedFhirServer } from '../../src/fhir-server/embedded-fhir-server.ts';
-import type { FhirClient } from '../../src/fhir-client/fhir-client.ts';
-import { loadFhirFiles } from '../../src/fhir-loader/load-fhir-files.ts';
-import { createMedplumFhirClient } from '../../src/fhir-client/medplum-fhir-client.ts';
+import { embeddedFhirPlugin } from '../../src/fhir/server/embedded-fhir-plugin.ts';
+import { createEmbeddedFhirServer } from '../../src/fhir/server/embedded-fhir-server.ts';
+import type { FhirClient } from '../../src/fhir/client/fhir-client.ts';
+import { loadFhirFiles } from '../../src/fhir/loader/load-fhir-files.ts';
+import { createMedplumFhirClient } from '../../src/fhir/client/medplum-fhir-client.ts';
 import { startHapiBackend } from '../support/hapi-backend.ts';
 import type { BenchSuite } from './bench-row.ts';
 import { sampleLatency } from './latency.ts';

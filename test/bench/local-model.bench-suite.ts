@@ -10,9 +10,9 @@ import { spawn } from 'node:child_process';
 import { getLlama, LlamaChat, LlamaLogLevel } from 'node-llama-cpp';
 import OpenAI from 'openai';
 import { fetchSmolLm2 } from '../../scripts/fetch-smollm2.ts';
-import type { ChatParams, ModelUpstream, UpstreamDelta } from '../../src/upstream/model-upstream.ts';
-import { createPromptedToolsUpstream } from '../../src/upstream/prompted-tools/prompted-tools-upstream.ts';
-import { openAiToolDefinitions } from '../../tools/index.ts';
+import type { ChatParams, ModelUpstream, UpstreamDelta } from '../../src/model/model-upstream.ts';
+import { createPromptedToolsUpstream } from '../../src/model/prompted-tools/prompted-tools-upstream.ts';
+import { openAiToolDefinitions } from '../../src/tools/index.ts';
 import { freePort } from '../support/free-port.ts';
 import { startGateway } from '../support/gateway-harness.ts';
 import type { BenchRow, BenchSuite } from './bench-row.ts';
@@ -58,7 +58,7 @@ async function openDirect(modelPath: string) {
 /** `npm start` in a child process, as a deployment runs it: the client here does not share its event loop. */
 async function startGatewayProcess(modelPath: string): Promise<{ baseUrl: string; stop(): void }> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/composition/server.ts'], {
     env: {
       ...process.env,
       LOCAL_MODEL: modelPath,

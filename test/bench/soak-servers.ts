@@ -2,7 +2,7 @@
 // Usage: node --expose-gc --import tsx test/bench/soak-servers.ts <model <tokens> <paceMs> | gateway <upstreamBaseUrl>>
 // Prints one line `READY <port>` once listening. The gateway answers the IPC message 'memory' with
 // `process.memoryUsage()` taken after a full GC (when --expose-gc is on), so growth is retained memory, not garbage.
-import { startServer } from '../../src/server.ts';
+import { startServer } from '../../src/composition/server.ts';
 import { PACED_MODEL, startPacedModel } from './paced-model-server.ts';
 import { SOAK_API_KEY, SOAK_MODEL_ID } from './soak-load.ts';
 import type { MemorySample } from './soak-run.ts';

@@ -1,6 +1,6 @@
 // The server at rest, as `npm start` runs it: from process start to the first FHIR answer (GET /fhir/Patient,
 // seed loaded), and the RSS of the whole process tree after 5 s idle. The compiled build (`node
-// dist/src/server.js`) against the same source run through tsx (`tsx src/server.ts`, how it ran before issue 20),
+// dist/src/composition/server.js`) against the same source run through tsx (`tsx src/composition/server.ts`, how it ran before issue 20),
 // in the same run. Goals (issue 20): at most 150 MB idle, at most 2 s to the first answer (5 s on a loaded machine).
 import { execFileSync, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -87,14 +87,14 @@ const suite: BenchSuite = {
   async run() {
     const s = 'startup';
     const best = await measure({
-      source: [path.join(ROOT, 'node_modules/.bin/tsx'), 'src/server.ts'],
-      compiled: [process.execPath, 'dist/src/server.js'],
+      source: [path.join(ROOT, 'node_modules/.bin/tsx'), 'src/composition/server.ts'],
+      compiled: [process.execPath, 'dist/src/composition/server.js'],
     });
     const compared = (metric: string, source: number, compiled: number, goal: string, met: boolean): BenchRow[] => [
-      { suite: s, case: 'tsx src/server.ts (before issue 20), seed loaded; process tree', metric, value: source },
+      { suite: s, case: 'tsx src/composition/server.ts (before issue 20), seed loaded; process tree', metric, value: source },
       {
         suite: s,
-        case: 'node dist/src/server.js (npm start), seed loaded',
+        case: 'node dist/src/composition/server.js (npm start), seed loaded',
         metric,
         value: compiled,
         baselineName: 'tsx',

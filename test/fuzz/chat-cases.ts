@@ -1,9 +1,9 @@
-// POST /v1/chat/completions cases: bodies generated from the request's zod schema (src/openai/chat-request.ts), valid
+// POST /v1/chat/completions cases: bodies generated from the request's zod schema (src/vocabulary/openai/chat-request.ts), valid
 // conversations with tool turns, their mutations, random JSON and raw bytes; odd headers now and then; and what the
 // instant fake model does with the request (zero to two steps of tool calls, then a JSON answer).
 import fc from 'fast-check';
 import { z } from 'zod';
-import { chatRequestSchema } from '../../src/openai/chat-request.ts';
+import { chatRequestSchema } from '../../src/vocabulary/openai/chat-request.ts';
 import { arbitraryFromJsonSchema } from './arbitrary-from-json-schema.ts';
 import { applyBytes, byteMutation, mutated, PROTO_KEYS } from './mutate-json.ts';
 import { deepNesting, serialize, setOwn } from './raw-json.ts';

@@ -1,7 +1,7 @@
 // One fuzz case against each surface, judged against its documented envelope: the gateway's /v1 and /fhir over
 // HTTP, and executeTool in process.
-import type { FhirClient } from '../../src/fhir-client/fhir-client.ts';
-import { executeTool } from '../../tools/index.ts';
+import type { FhirClient } from '../../src/fhir/client/fhir-client.ts';
+import { executeTool } from '../../src/tools/index.ts';
 import { stepReply } from '../support/agent-kit.ts';
 import type { RunningGateway } from '../support/gateway-harness.ts';
 import type { ChatCase } from './chat-cases.ts';

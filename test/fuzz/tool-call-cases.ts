@@ -2,7 +2,7 @@
 // zod input schema, often mutated, sometimes not JSON at all.
 import fc from 'fast-check';
 import { z } from 'zod';
-import { toolRegistry } from '../../tools/index.ts';
+import { toolRegistry } from '../../src/tools/index.ts';
 import { arbitraryFromJsonSchema } from './arbitrary-from-json-schema.ts';
 import { mutated, PROTO_KEYS } from './mutate-json.ts';
 import { deepNesting, serialize } from './raw-json.ts';

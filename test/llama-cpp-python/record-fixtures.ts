@@ -7,8 +7,8 @@ import { mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import { fetchSmolLm2 } from '../../scripts/fetch-smollm2.ts';
-import { searchObservations } from '../../tools/search-observations.ts';
-import { toOpenAiTool } from '../../tools/openai-tool-definitions.ts';
+import { searchObservations } from '../../src/tools/catalogue/search-observations.ts';
+import { toOpenAiTool } from '../../src/tools/openai-tool-definitions.ts';
 import OpenAI from 'openai';
 import { startGateway } from '../support/gateway-harness.ts';
 import type { RecordedExchange } from '../support/recorded-upstream.ts';
@@ -68,7 +68,7 @@ const chat = (body: Record<string, unknown>): ExchangeRequest => ({
   body: { model: MODEL, ...body },
 });
 
-/** The tool as tools/openai-tool-definitions.ts wrote it before commit 9f2ea86: zod's JSON Schema, regex patterns included. */
+/** The tool as src/tools/openai-tool-definitions.ts wrote it before commit 9f2ea86: zod's JSON Schema, regex patterns included. */
 function legacyTool() {
   const { $schema: _dropped, ...parameters } = z.toJSONSchema(searchObservations.inputSchema, {
     io: 'input',

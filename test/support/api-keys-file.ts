@@ -1,6 +1,6 @@
 // Keys made with createApiKey, written as the gateway's API_KEYS_FILE, for tests that start it with several keys.
 import { writeFileSync } from 'node:fs';
-import type { CreatedApiKey } from '../../src/auth/create-api-key.ts';
+import type { CreatedApiKey } from '../../src/policies/auth/create-api-key.ts';
 
 /** Writes the keys' entries to `file` (a comment first: the file is YAML) and returns each key's secret by name. */
 export function writeApiKeysFile<K extends string>(file: string, made: Record<K, CreatedApiKey>): Record<K, string> {

@@ -3,7 +3,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createApiKey } from '../../src/auth/create-api-key.ts';
+import { createApiKey } from '../../src/policies/auth/create-api-key.ts';
 import { writeApiKeysFile } from './api-keys-file.ts';
 
 export const OWN_PATIENT = 'S1000001';

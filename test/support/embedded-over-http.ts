@@ -2,7 +2,7 @@
 // (python refsol.py) that must reach the same store the TypeScript code reads. Bodies and headers pass as served.
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { EmbeddedFhirServer } from '../../src/fhir-server/embedded-fhir-server.ts';
+import type { EmbeddedFhirServer } from '../../src/fhir/server/embedded-fhir-server.ts';
 
 export async function serveEmbeddedOverHttp(server: EmbeddedFhirServer): Promise<{ baseUrl: string; close(): Promise<void> }> {
   const http = createServer((req, res) => {

@@ -1,9 +1,9 @@
 // A real gateway on a loopback port in front of a fake upstream, plus an official openai SDK client for it.
 import OpenAI from 'openai';
 import { pino } from 'pino';
-import { composeGateway, type ComposeGatewayOptions } from '../../src/compose-gateway.ts';
-import { loadConfig } from '../../src/config.ts';
-import type { EmbeddedFhirServer } from '../../src/fhir-server/embedded-fhir-server.ts';
+import { composeGateway, type ComposeGatewayOptions } from '../../src/composition/compose-gateway.ts';
+import { loadConfig } from '../../src/composition/config.ts';
+import type { EmbeddedFhirServer } from '../../src/fhir/server/embedded-fhir-server.ts';
 import { startFakeUpstream, type FakeHandler, type FakeUpstream } from './fake-upstream.ts';
 
 export const TEST_KEY = 'sk-test-0123456789';

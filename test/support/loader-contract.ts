@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import type { Resource } from '@medplum/fhirtypes';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { FhirClient } from '../../src/fhir-client/fhir-client.ts';
-import { loadFhirFiles } from '../../src/fhir-loader/load-fhir-files.ts';
+import type { FhirClient } from '../../src/fhir/client/fhir-client.ts';
+import { loadFhirFiles } from '../../src/fhir/loader/load-fhir-files.ts';
 import { buildSyntheaSample, NPI_SYSTEM, seededUuid, writeSyntheaSample, type SyntheaSample } from './synthea-sample.ts';
 
 export interface LoaderBackend {

@@ -8,9 +8,9 @@ import { join } from 'node:path';
 import type { Observation, Resource } from '@medplum/fhirtypes';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeMimicDemo } from '../../fixtures/mimic/generate-mimic-demo.ts';
-import type { FhirClient } from '../../src/fhir-client/fhir-client.ts';
-import { loadFhirFiles } from '../../src/fhir-loader/load-fhir-files.ts';
-import { readEhrBundles } from '../../src/fhir-loader/read-ehr-bundles.ts';
+import type { FhirClient } from '../../src/fhir/client/fhir-client.ts';
+import { loadFhirFiles } from '../../src/fhir/loader/load-fhir-files.ts';
+import { readEhrBundles } from '../../src/fhir/loader/read-ehr-bundles.ts';
 
 export interface MimicLoadBackend {
   client: FhirClient;

@@ -17,9 +17,9 @@ import type {
 } from '@medplum/fhirtypes';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateMimicDemo } from '../../fixtures/mimic/generate-mimic-demo.ts';
-import type { FhirClient, FhirRequestTrace, SearchResult } from '../../src/fhir-client/fhir-client.ts';
-import { executeTool } from '../../tools/index.ts';
-import type { ToolContext } from '../../tools/tool.ts';
+import type { FhirClient, FhirRequestTrace, SearchResult } from '../../src/fhir/client/fhir-client.ts';
+import { executeTool } from '../../src/tools/index.ts';
+import type { ToolContext } from '../../src/tools/kit/tool.ts';
 
 export type MimicBackend = { fhir: FhirClient; close(): Promise<void> };
 type Row = Record<string, unknown> & { id: string };

@@ -1,10 +1,10 @@
-// The ModelUpstream contract suite (src/upstream/model-upstream.ts), run against every implementation: the HTTP
+// The ModelUpstream contract suite (src/model/model-upstream.ts), run against every implementation: the HTTP
 // upstream replaying recorded servers, the in-process model and the prompted-tools wrapper. A subject says which
 // scenarios it can show (a recording exists for it) and is told before each call which one comes next, so a
 // replaying subject can queue the matching recording; a real model ignores that and simply answers.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { FunctionTool } from '../../src/openai/chat-request.ts';
-import type { ChatParams, ModelUpstream, UpstreamCompletion, UpstreamDelta, Usage } from '../../src/upstream/model-upstream.ts';
+import type { FunctionTool } from '../../src/vocabulary/openai/chat-request.ts';
+import type { ChatParams, ModelUpstream, UpstreamCompletion, UpstreamDelta, Usage } from '../../src/model/model-upstream.ts';
 
 export type UpstreamScenario = 'text' | 'text-stream' | 'length' | 'tool-call' | 'tool-call-stream' | 'abort' | 'abort-stream';
 

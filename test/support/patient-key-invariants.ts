@@ -8,8 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApiKey } from '../../src/auth/create-api-key.ts';
-import type { FhirClient } from '../../src/fhir-client/fhir-client.ts';
+import { createApiKey } from '../../src/policies/auth/create-api-key.ts';
+import type { FhirClient } from '../../src/fhir/client/fhir-client.ts';
 import { writeApiKeysFile } from './api-keys-file.ts';
 import { startGateway, type RunningGateway } from './gateway-harness.ts';
 

@@ -8,9 +8,9 @@ import type { AddressInfo } from 'node:net';
 import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import { createRemoteJWKSet, exportJWK, generateKeyPair, jwtVerify, type JWK } from 'jose';
 import Provider from 'oidc-provider';
-import { embeddedFhirPlugin } from '../../src/fhir-server/embedded-fhir-plugin.ts';
-import type { EmbeddedFhirServer } from '../../src/fhir-server/embedded-fhir-server.ts';
-import { scopesAllow } from '../../tools/tools-for-scopes.ts';
+import { embeddedFhirPlugin } from '../../src/fhir/server/embedded-fhir-plugin.ts';
+import type { EmbeddedFhirServer } from '../../src/fhir/server/embedded-fhir-server.ts';
+import { scopesAllow } from '../../src/tools/kit/tools-for-scopes.ts';
 
 type Store = Map<string, unknown>;
 const stores = new Map<string, Store>();

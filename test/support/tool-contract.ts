@@ -2,9 +2,9 @@
 // synthetic EHR (some patients with observations) and discovers the rest through the tools themselves.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { FhirRequestTrace } from '../../src/fhir-client/fhir-client.ts';
-import { executeTool, toolRegistry } from '../../tools/index.ts';
-import type { ToolContext, ToolResult } from '../../tools/tool.ts';
+import type { FhirRequestTrace } from '../../src/fhir/client/fhir-client.ts';
+import { executeTool, toolRegistry } from '../../src/tools/index.ts';
+import type { ToolContext, ToolResult } from '../../src/tools/kit/tool.ts';
 
 export type ToolBackend = { ctx: (over?: Partial<ToolContext>) => ToolContext; close(): Promise<void> };
 type Row = Record<string, unknown> & { id: string };

@@ -1,7 +1,7 @@
 // An in-memory ModelUpstream for unit tests and the loop bench: no HTTP, records every call's params.
-import type { CallOptions, ChatParams, ModelUpstream, UpstreamCompletion, UpstreamDelta } from '../../upstream/model-upstream.ts';
-import type { ToolCall } from '../../openai/chat-request.ts';
-import { signalOf } from '../../upstream/model-upstream.ts';
+import type { CallOptions, ChatParams, ModelUpstream, UpstreamCompletion, UpstreamDelta } from '../../model/model-upstream.ts';
+import type { ToolCall } from '../../vocabulary/openai/chat-request.ts';
+import { signalOf } from '../../model/model-upstream.ts';
 
 export type ScriptedStep = Partial<UpstreamCompletion> | ((params: ChatParams, index: number) => Partial<UpstreamCompletion>);
 

@@ -1,0 +1,34 @@
+// The FHIR tools' public surface: the agent loop, the eval harness and the README use only this module.
+export { executeTool } from './execute-tool.ts';
+export { searchCapabilitiesOf, type SearchCapabilities } from '../fhir/client/search-capabilities-of.ts';
+export { serverToolsFor, unavailableReason } from './server-tools-for.ts';
+export { toolsForScopes } from './kit/tools-for-scopes.ts';
+export { openAiToolDefinitions, tools, toOpenAiTool, type OpenAiTool } from './openai-tool-definitions.ts';
+export { renderToolsMarkdownTable } from './render-tools-markdown-table.ts';
+export { toolRegistry } from './tool-registry.ts';
+export { createToolCatalogue, ToolCatalogueError, type ToolCatalogue } from './tool-catalogue.ts';
+export type { ToolErrorReporter } from './run-tool.ts';
+export { defineTool } from './kit/tool.ts';
+export type { ToolContext, ToolDefinition, ToolResult, ToolResultOf, WrittenResource } from './kit/tool.ts';
+export { toolsByName, type TypedTool } from './tools-by-name.ts';
+export { toolJsonSchema, type JsonSchema, type ToolJsonSchemaOptions } from './kit/tool-json-schema.ts';
+export { searchContentSchema } from './kit/search-content-schema.ts';
+// Each built-in tool on its own (toolsByName has them typed for direct calls).
+export { findPatients } from './catalogue/find-patients.ts';
+export { readResource } from './catalogue/read-resource.ts';
+export { findCodes } from './catalogue/find-codes.ts';
+export { searchObservations } from './catalogue/search-observations.ts';
+export { searchConditions } from './catalogue/search-conditions.ts';
+export { searchMedicationRequests } from './catalogue/search-medication-requests.ts';
+export { searchMedicationAdministrations } from './catalogue/search-medication-administrations.ts';
+export { searchMedicationDispenses } from './catalogue/search-medication-dispenses.ts';
+export { searchMedicationStatements } from './catalogue/search-medication-statements.ts';
+export { searchProcedures } from './catalogue/search-procedures.ts';
+export { searchEncounters } from './catalogue/search-encounters.ts';
+export { searchAllergies } from './catalogue/search-allergies.ts';
+export { searchImmunizations } from './catalogue/search-immunizations.ts';
+export { searchDiagnosticReports } from './catalogue/search-diagnostic-reports.ts';
+export { searchSpecimens } from './catalogue/search-specimens.ts';
+export { recordObservation } from './catalogue/record-observation.ts';
+export { orderMedication } from './catalogue/order-medication.ts';
+export { orderService } from './catalogue/order-service.ts';
