@@ -59,7 +59,7 @@ describe('docker-compose.yml', () => {
     // The runtime stage installs only production dependencies; test/dockerfile-steps.test.ts runs these RUN lines.
     expect(dockerfile).toMatch(/^RUN (--mount=\S+ )?npm ci --omit=dev\b/m);
     expect(dockerfile).toMatch(/^COPY --from=build \/app\/dist \.\/dist$/m);
-    expect(dockerfile).toMatch(/^CMD \["node", "dist\/src\/server\.js"\]/m);
+    expect(dockerfile).toMatch(/^CMD \["node", "dist\/src\/composition\/server\.js"\]/m);
     expect(dockerfile).toMatch(/^USER node$/m);
     expect(dockerfile).toMatch(/^COPY package\.json package-lock\.json/m);
     expect(readFileSync(new URL('docker/gateway.Dockerfile.dockerignore', root), 'utf8')).toMatch(/^node_modules$/m);
