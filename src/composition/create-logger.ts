@@ -4,18 +4,12 @@ import { pino } from 'pino';
 import type { Config } from './config.ts';
 
 export function createLogger(config: Pick<Config, 'LOG_LEVEL'>): FastifyBaseLogger {
-  return pino(
-    {
-      level: config.LOG_LEVEL,
-      // Belt and braces: nothing should log these, but if it ever does they are masked.
-      redact: {
-        paths: ['req.headers.authorization', 'headers.authorization', '*.apiKey', '*.API_KEYS', '*.UPSTREAM_API_KEY'],
-        censor: '[redacted]',
-      },
+  return pino({
+    level: config.LOG_LEVEL,
+    // Belt and braces: nothing should log these, but if it ever does they are masked.
+    redact: {
+      paths: ['req.headers.authorization', 'headers.authorization', '*.apiKey', '*.API_KEYS', '*.UPSTREAM_API_KEY'],
+      censor: '[redacted]',
     },
-    // Lines leave 4 KB at a time, or 100 ms after they were logged: a write per line (pino's default) handed the
-    // thread pool a job, and the event loop a wake-up, for every request at info (issue 30, docs/benchmarks.md).
-    // pino writes out what is left when the process exits.
-    pino.destination({ dest: 1, sync: false, minLength: 4096, periodicFlush: 100 }),
-  );
+  });
 }
