@@ -22,12 +22,12 @@ import { isRealReasoning, upstreamNotes } from './upstream-notes.ts';
 import { normaliseFinishReason, wireCompletionSchema } from './upstream-wire.ts';
 import { randomId } from '../shared/random-id.ts';
 import { compileZodValidator } from '../shared/compile-zod-validator.ts';
+import { stringifyRequestBody } from '../shared/request-body-json.ts';
 
 // Compiled once from its zod schema, as the stream chunks are. Issue 30 measured zod's safeParse of each reply at
 // ~5% of the gateway's CPU per pass-through request once the logger and the per-request AbortController were gone
 // (docs/benchmarks.md; an earlier round, with those still there, saw no difference).
 const isWireCompletion = compileZodValidator(wireCompletionSchema);
-import { stringifyRequestBody } from '../shared/request-body-json.ts';
 
 export interface OpenAiCompatibleUpstreamOptions {
   baseUrl: string;
