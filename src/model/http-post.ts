@@ -2,6 +2,7 @@
 // tests and embedders may inject their own `HttpPost` instead. undici (110 CommonJS files, ~100 ms at boot) is
 // imported on the first post, so a gateway without a remote model never loads it.
 import type { Agent, Dispatcher } from 'undici';
+import { WholeReply } from './whole-reply.ts';
 
 export interface HttpResponse {
   status: number;
@@ -16,6 +17,8 @@ export type HttpPost = (
     headers: Record<string, string>;
     body: string;
     signal?: AbortSignal;
+    /** The caller reads `body` as it arrives (an SSE stream); otherwise it reads the reply whole, with `text()`. */
+    stream?: boolean;
     /** Limit on the wait for the response headers, and on each gap between body chunks. */
     timeoutMs: number;
   },
@@ -71,9 +74,24 @@ export function undiciPost(given?: Agent): HttpPost {
       target = { origin: u.origin, path: `${u.pathname}${u.search}` };
       lastUrl = url;
     }
+    const dispatcher = agent ?? (await load());
     // undici's own timers, not an AbortSignal.timeout per attempt: per-request signals cost more than the rest of
     // the proxying on a fast upstream.
-    const res = await (agent ?? (await load())).request({
+    if (!init.stream) {
+      return new Promise<HttpResponse>((resolve, reject) => {
+        const options = {
+          origin: target.origin,
+          path: target.path,
+          method: 'POST' as const,
+          headers: flatten(init.headers),
+          body: init.body,
+          headersTimeout: init.timeoutMs,
+          bodyTimeout: init.timeoutMs,
+        };
+        dispatcher.dispatch(options, new WholeReply(resolve, reject, init.signal));
+      });
+    }
+    const res = await dispatcher.request({
       origin: target.origin,
       path: target.path,
       method: 'POST',

@@ -53,10 +53,10 @@ export function createOpenAiCompatibleUpstream(o: OpenAiCompatibleUpstreamOption
   const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
   if (o.apiKey) headers.authorization = `Bearer ${o.apiKey}`;
 
-  async function attempt(body: string, signal: AbortSignal | undefined): Promise<HttpResponse> {
+  async function attempt(body: string, stream: boolean, signal: AbortSignal | undefined): Promise<HttpResponse> {
     let res: HttpResponse;
     try {
-      res = await post(url, { headers, body, signal, timeoutMs });
+      res = await post(url, { headers, body, signal, stream, timeoutMs });
     } catch (cause) {
       if (signal?.aborted) throw signal.reason;
       throw new UpstreamError(`upstream ${isTimeoutError(cause) ? `timed out after ${timeoutMs} ms` : describeNetworkFailure(cause)}`, {
@@ -84,14 +84,14 @@ export function createOpenAiCompatibleUpstream(o: OpenAiCompatibleUpstreamOption
     const cancel = options?.signal;
     let wait: number | undefined;
     try {
-      return await attempt(body, cancel);
+      return await attempt(body, stream, cancel);
     } catch (first) {
       if (retries === 0 || !retryable(first) || cancel?.aborted) throw first;
       wait = retryAfter(first);
     }
     const signal = signalOf(options);
     await sleep(wait ?? 100, undefined, { signal });
-    return pRetry(() => attempt(body, signal), {
+    return pRetry(() => attempt(body, stream, signal), {
       retries: retries - 1,
       minTimeout: 200,
       maxTimeout: 2000,
