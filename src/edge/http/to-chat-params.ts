@@ -2,7 +2,8 @@
 import type { z } from 'zod';
 import type { ChatParams } from '../../model/model-upstream.ts';
 import { ApiError, invalidRequest } from '../../vocabulary/openai/api-error.ts';
-import { chatRequestSchema, MAX_TOKENS_CAP, type ChatRequest } from '../../vocabulary/openai/chat-request.ts';
+import { chatRequestSchema, MAX_TOKENS_CAP, plainChatRequestSchema, type ChatRequest } from '../../vocabulary/openai/chat-request.ts';
+import { compileZodValidator } from '../../shared/compile-zod-validator.ts';
 import { validateImageUrl } from '../../vocabulary/openai/validate-image-url.ts';
 
 function issueParam(path: ReadonlyArray<PropertyKey>): string {
@@ -22,10 +23,15 @@ function firstIssue(error: z.ZodError): { param: string; message: string } {
   return { param: issueParam(path), message: issue.message };
 }
 
+// Issue 30: zod's parse of a plain request was ~4.5% of the gateway's own CPU on a pass-through; the compiled check
+// of the same shape takes a tenth of that, and a body it accepts is what zod would have returned.
+const isPlainChatRequest = compileZodValidator(plainChatRequestSchema);
+
 export function parseChatRequest(body: unknown): ChatRequest {
   if (body === undefined || body === null || typeof body !== 'object' || Array.isArray(body)) {
     throw invalidRequest('The request body must be a JSON object.', null);
   }
+  if (isPlainChatRequest(body)) return body;
   const parsed = chatRequestSchema.safeParse(body);
   if (!parsed.success) {
     const { param, message } = firstIssue(parsed.error);
