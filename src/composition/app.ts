@@ -5,6 +5,7 @@ import type { ChatAgent } from '../agent/chat-agent.ts';
 import type { Config } from './config.ts';
 import { plainKeyAccess, type KeyAccess } from '../policies/auth/key-access.ts';
 import { createApiKeyResolver, bearerToken } from '../policies/auth/api-key-resolver.ts';
+import { connectionKeyMemo } from '../policies/auth/connection-key-memo.ts';
 import { clientErrorHandler } from '../edge/http/client-error-handler.ts';
 import { hostHeaders } from '../edge/http/host-headers.ts';
 import { createHostPolicy, type HostPolicy } from '../edge/http/host-policy.ts';
@@ -127,7 +128,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // Without keys (loopback only): what a plain API_KEYS key may do, and nothing is audited.
   const anonymous = plainKeyAccess('anonymous', { writes: config.FHIR_WRITE_TOOLS, audited: false });
   const limit = deps.rateLimit ?? createInProcessRateLimit({ perMinute: config.RATE_LIMIT_PER_MINUTE, now });
-  const callerKey = (req: FastifyRequest) => bearerToken(req.headers.authorization);
+  const callerAccess = connectionKeyMemo((header) => resolveKey(bearerToken(header)));
   app.decorateRequest('keyAccess', undefined);
 
   // Callback style, not async: this runs on every request and a promise per hook is measurable at 10k req/s.
@@ -141,7 +142,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     if (req.is404) return done();
     const routeAccess: RouteAccess = req.routeOptions.config.access ?? 'key';
     if (routeAccess === 'public') return done();
-    const access = config.authEnabled ? resolveKey(callerKey(req)) : anonymous;
+    const access = config.authEnabled ? callerAccess(req.raw.socket, req.headers.authorization) : anonymous;
     if (!access) {
       const missing = !req.headers.authorization;
       sendRejection(
@@ -167,40 +168,37 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       );
       return;
     }
-    const decided = (decision: RateDecision): void => {
-      if (decision.ok) return auditAllowed();
-      sendRejection(
-        req,
-        reply,
-        new ApiError(
-          429,
-          `Rate limit reached: ${config.RATE_LIMIT_PER_MINUTE} requests per minute. Retry after ${decision.retryAfterS} s.`,
-          {
-            type: 'rate_limit_error',
-            code: 'rate_limit_exceeded',
-            headers: { 'retry-after': String(decision.retryAfterS) },
-          },
-        ),
-      );
-    };
-    // Issue 28: a key whose requests wrote its minute's audit budget waits, as for the request rate.
-    const auditAllowed = (): void => {
-      const audit = deps.auditBudget?.(access.id);
-      if (!audit || audit.ok) return done();
-      sendRejection(
-        req,
-        reply,
-        new ApiError(
-          429,
-          `Audit budget reached: ${config.AUDIT_KEY_MAX_BYTES_PER_MINUTE} bytes of audit records per minute for this key (AUDIT_KEY_MAX_BYTES_PER_MINUTE). Retry after ${audit.retryAfterS} s.`,
-          { type: 'rate_limit_error', code: 'rate_limit_exceeded', headers: { 'retry-after': String(audit.retryAfterS) } },
-        ),
-      );
-    };
     // In process the decision is synchronous; a shared limiter (Redis) answers with a promise that never rejects.
     const decision = limit(config.authEnabled ? `key:${access.id}` : `ip:${req.ip}`);
-    if (decision instanceof Promise) void decision.then(decided);
-    else decided(decision);
+    if (decision instanceof Promise) void decision.then((d) => rateDecided(req, reply, done, access, d));
+    else rateDecided(req, reply, done, access, decision);
+  };
+  // Functions of the request, not closures made per request: the guard runs on every one (issue 30).
+  const rateDecided = (req: FastifyRequest, reply: FastifyReply, done: () => void, access: KeyAccess, decision: RateDecision): void => {
+    if (decision.ok) return auditAllowed(req, reply, done, access);
+    sendRejection(
+      req,
+      reply,
+      new ApiError(429, `Rate limit reached: ${config.RATE_LIMIT_PER_MINUTE} requests per minute. Retry after ${decision.retryAfterS} s.`, {
+        type: 'rate_limit_error',
+        code: 'rate_limit_exceeded',
+        headers: { 'retry-after': String(decision.retryAfterS) },
+      }),
+    );
+  };
+  // Issue 28: a key whose requests wrote its minute's audit budget waits, as for the request rate.
+  const auditAllowed = (req: FastifyRequest, reply: FastifyReply, done: () => void, access: KeyAccess): void => {
+    const audit = deps.auditBudget?.(access.id);
+    if (!audit || audit.ok) return done();
+    sendRejection(
+      req,
+      reply,
+      new ApiError(
+        429,
+        `Audit budget reached: ${config.AUDIT_KEY_MAX_BYTES_PER_MINUTE} bytes of audit records per minute for this key (AUDIT_KEY_MAX_BYTES_PER_MINUTE). Retry after ${audit.retryAfterS} s.`,
+        { type: 'rate_limit_error', code: 'rate_limit_exceeded', headers: { 'retry-after': String(audit.retryAfterS) } },
+      ),
+    );
   };
   deps.observe?.(app);
   app.addHook('onRequest', guard);
