@@ -5,6 +5,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI, { PermissionDeniedError } from 'openai';
+import { Client } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiKey } from '../src/policies/auth/create-api-key.ts';
 import { scopeGrantSchema } from '../src/policies/auth/smart-scope.ts';
@@ -194,6 +195,43 @@ describe('/fhir: a patient-scoped key sees only its patients', () => {
     expect((await fhir(key.obsReader, '/Observation?patient=S1000002')).status).toBe(200);
     await expectForbidden(await fhir(key.obsReader, '/Patient/S1000002'), /read on Patient/);
     await expectForbidden(await fhir(key.obsReader, '?_type=Observation,Patient'), /search on Patient/);
+  });
+});
+
+// The guard remembers, per connection, the header that last resolved to a key (issue 30). A proxy in front may carry
+// several clients on one keep-alive connection: every request is still decided by the key it carries itself.
+describe('one keep-alive connection, several keys', () => {
+  it('decides each request by its own Authorization header, whatever the one before it said', async () => {
+    const connection = new Client(gw.baseUrl, { pipelining: 1, connections: 1 } as Client.Options);
+    let connects = 0;
+    connection.on('connect', () => connects++);
+    const get = async (authorization: string | undefined, path: string) => {
+      const res = await connection.request({ method: 'GET', path: `/fhir${path}`, headers: authorization ? { authorization } : {} });
+      await res.body.dump();
+      return res.statusCode;
+    };
+    try {
+      const own = `/Observation/${OWN_OBS}`;
+      const other = `/Observation/${OTHER_OBS}`;
+      const seen = [
+        await get(`Bearer ${key.reader}`, other),
+        await get(`Bearer ${key.ward}`, other),
+        await get(`Bearer ${key.ward}`, own),
+        await get(`Bearer ${key.reader}`, other),
+        await get(`Bearer ${key.reader}x`, other),
+        await get(`Bearer ${key.reader.slice(0, -1)}`, other),
+        await get(undefined, other),
+        await get('Basic abc', other),
+        await get(`Bearer ${key.reader}`, other),
+        await get(`bearer  ${key.ward} `, own),
+        await get(`Bearer ${key.ward}`, other),
+      ];
+      expect(seen).toEqual([200, 404, 200, 200, 401, 401, 401, 401, 200, 200, 404]);
+      // All on the one connection, or the test says nothing about remembering per connection.
+      expect(connects).toBe(1);
+    } finally {
+      await connection.close();
+    }
   });
 });
 

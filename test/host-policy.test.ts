@@ -19,6 +19,28 @@ describe('parseHost', () => {
   });
 });
 
+describe('parseHost remembers what it parsed (issue 30)', () => {
+  it('answers the same the second time, for good and bad spellings, and past its bound', () => {
+    const spellings = ['LocalHost.:8080', '[::1]:80', 'a b', '%zz', 'user@host', '127.1', 'example.org:443'];
+    const first = spellings.map((h) => parseHost(h));
+    // Enough other spellings to fill the memory and start it over.
+    for (let i = 0; i < 600; i++) parseHost(`host-${i}.example:${1000 + i}`);
+    expect(spellings.map((h) => parseHost(h))).toEqual(first);
+    expect(spellings.map((h) => parseHost(h))).toEqual(first);
+    expect(first.map((p) => p?.host)).toEqual([
+      'localhost:8080',
+      '[::1]:80',
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+      'example.org:443',
+    ]);
+    // What it hands out cannot be changed by one caller for the next.
+    expect(Object.isFrozen(parseHost('example.org:443'))).toBe(true);
+  });
+});
+
 describe('createHostPolicy().allows', () => {
   it.for([
     'localhost',
