@@ -1,19 +1,12 @@
 // Runs a SearchQuery against the store: narrow with the exact-match indexes when a filter allows it, check
 // every filter on the candidates, sort, page, and build a searchset Bundle whose links can be followed.
-import {
-  convertToSearchableDates,
-  convertToSearchableNumbers,
-  convertToSearchableStrings,
-  convertToSearchableTokens,
-  type TypedValue,
-} from '@medplum/core';
 import type { Bundle, BundleLink, Resource } from '@medplum/fhirtypes';
 import { includeResources } from './include-resources.ts';
 import { filterReference, matchesFilter } from './match-search-filter.ts';
-import type { SearchFilter, SearchQuery, SortRule } from './parse-search-query.ts';
+import type { SearchFilter, SearchQuery } from './parse-search-query.ts';
+import { sortResources } from './sort-resources.ts';
 import type { StoreReader } from './store-reader.ts';
 import { indexedParams, tokenKey } from './search-index-keys.ts';
-import { searchValues } from '../../vocabulary/fhir/search-values.ts';
 
 type Stored = Resource & { id: string };
 
@@ -86,50 +79,6 @@ function candidates(store: StoreReader, query: SearchQuery): { resources: Iterab
     if (resource) out.push(resource);
   }
   return { resources: out, unchecked };
-}
-
-type SortKey = string | number | undefined;
-
-// A date sorts by the start of its period in both directions, as HAPI does (its "low" value): an ongoing encounter
-// (no end) sorts by when it began; a period with only an end sorts before every start; no date at all sorts last.
-const NO_START = '';
-
-function sortKey(values: TypedValue[], rule: SortRule): SortKey {
-  switch (rule.param.type) {
-    case 'date': {
-      const starts = convertToSearchableDates(values)
-        .map((p) => p.start ?? NO_START)
-        .sort();
-      if (!starts.length) return undefined;
-      return rule.descending ? starts.at(-1) : starts[0];
-    }
-    case 'number':
-      return convertToSearchableNumbers(values)[0]?.[0];
-    case 'string':
-      return convertToSearchableStrings(values)[0]?.toLowerCase();
-    case 'token':
-      return convertToSearchableTokens(values)[0]?.value?.toLowerCase();
-    default:
-      return values.length ? JSON.stringify(values[0].value) : undefined;
-  }
-}
-
-function sortResources(resources: Stored[], rules: SortRule[]): Stored[] {
-  if (!rules.length) return resources;
-  const keyed = resources.map((r) => ({ r, keys: rules.map((rule) => sortKey(searchValues(r, rule.param), rule)) }));
-  keyed.sort((a, b) => {
-    for (let i = 0; i < rules.length; i++) {
-      const x = a.keys[i];
-      const y = b.keys[i];
-      if (x === y) continue;
-      if (x === undefined) return 1; // missing values last, either direction
-      if (y === undefined) return -1;
-      const c = x < y ? -1 : 1;
-      return rules[i].descending ? -c : c;
-    }
-    return 0;
-  });
-  return keyed.map((k) => k.r);
 }
 
 const MANDATORY_ELEMENTS = new Set(['resourceType', 'id', 'meta']);
