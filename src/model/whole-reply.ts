@@ -3,12 +3,14 @@
 // end. Issue 30 measured request()'s body machinery at ~10% of the gateway's own CPU on a pass-through request.
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Dispatcher } from 'undici';
-import type { HttpResponse } from './http-post.ts';
 
 type Controller = Dispatcher.DispatchController;
 
-/** Both a dispatch handler and the response it produces. `started` settles at the headers, as request() does. */
-export class WholeReply implements HttpResponse, Dispatcher.DispatchHandler {
+/**
+ * Both a dispatch handler and the response it produces (an HttpResponse of ./http-post.ts, which imports this file).
+ * The post's promise settles at the headers, as request()'s does.
+ */
+export class WholeReply implements Dispatcher.DispatchHandler {
   status = 0;
   #headers: IncomingHttpHeaders = {};
   #chunks: Buffer[] = [];
@@ -16,12 +18,12 @@ export class WholeReply implements HttpResponse, Dispatcher.DispatchHandler {
   #done = false;
   #error: Error | undefined;
   /** Before the headers: the post's promise. After: text()'s, once someone waits. */
-  #resolveStart: ((r: HttpResponse) => void) | undefined;
+  #resolveStart: ((r: WholeReply) => void) | undefined;
   #rejectStart: ((err: Error) => void) | undefined;
   #waiting: { resolve: (text: string) => void; reject: (err: Error) => void } | undefined;
   readonly #signal: AbortSignal | undefined;
 
-  constructor(resolve: (r: HttpResponse) => void, reject: (err: Error) => void, signal: AbortSignal | undefined) {
+  constructor(resolve: (r: WholeReply) => void, reject: (err: Error) => void, signal: AbortSignal | undefined) {
     this.#resolveStart = resolve;
     this.#rejectStart = reject;
     this.#signal = signal;

@@ -2,20 +2,13 @@
 // every failure is a ToolResult. A tool that throws something the gateway does not know (a bug in a custom tool,
 // say) gives the caller `internal_error` with an id, and the error itself goes to `onError` (the log) only, so no
 // exception text, which may quote a secret or a record, reaches a model or an MCP client.
-import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { toolErrorResult, toolFailure, zodIssues } from './kit/tool-error-result.ts';
 import type { ToolContext, ToolDefinition, ToolResult } from './kit/tool.ts';
 import { writesDisabled } from './catalogue/write-resource.ts';
+import { internalToolFailure, reportToStderr, type ToolErrorReporter } from '../shared/internal-tool-failure.ts';
 
-/** Where a tool's own failure is reported, with the id its caller was given. */
-export type ToolErrorReporter = (err: unknown, facts: { tool: string; errorId: string }) => void;
-
-/** Without a logger: one line on stderr, so the failure is not lost. */
-const toStderr: ToolErrorReporter = (err, { tool, errorId }) => {
-  const text = err instanceof Error ? (err.stack ?? err.message) : String(err);
-  process.stderr.write(`tool ${tool} failed (error id ${errorId}): ${text}\n`);
-};
+export type { ToolErrorReporter } from '../shared/internal-tool-failure.ts';
 
 /**
  * OpenAI's strict mode makes every property required and sends `null` for one the model leaves out
@@ -43,7 +36,7 @@ export async function runTool(
   tool: ToolDefinition,
   args: unknown,
   ctx: ToolContext,
-  onError: ToolErrorReporter = toStderr,
+  onError: ToolErrorReporter = reportToStderr,
 ): Promise<ToolResult> {
   try {
     if (tool.write && !ctx.writesEnabled) return writesDisabled(tool.name);
@@ -56,8 +49,6 @@ export async function runTool(
   } catch (err) {
     const failure = toolErrorResult(err, ctx);
     if (failure.error.code !== 'internal_error') return failure;
-    const errorId = randomUUID();
-    onError(err, { tool: tool.name, errorId });
-    return toolFailure('internal_error', `${failure.error.message} (error id ${errorId})`, { details: { error_id: errorId } });
+    return internalToolFailure(err, tool.name, onError);
   }
 }

@@ -1,7 +1,7 @@
 // The one place a tool call's context is assembled: the caller's FHIR client for the tool, its id, the write gate,
 // the idempotency scope and the clock. The access control builds one per request (create-access-control.ts); the
 // eval harness builds one per sample without keys.
-import { randomUUID } from 'node:crypto';
+import { internalToolFailure, type ToolErrorReporter } from '../../shared/internal-tool-failure.ts';
 import type { ServerTools, ToolContext, ToolSession, ToolSessionScope } from '../../agent/tool-contract.ts';
 import type { FhirClient, FhirRequestTrace } from '../../fhir/client/fhir-client.ts';
 import { noteFhirWrite } from '../../vocabulary/fhir/fhir-write-generation.ts';
@@ -20,11 +20,8 @@ export interface ToolSessionOptions extends ToolSessionScope {
   /** The tools' clock ("now" for relative dates). */
   now?: () => Date;
   /** Where an error thrown by `tools.execute` goes (the log): the model sees only its id. Default: stderr. */
-  onError?: (err: unknown, facts: { tool: string; errorId: string }) => void;
+  onError?: ToolErrorReporter;
 }
-
-const toStderr: NonNullable<ToolSessionOptions['onError']> = (err, { tool, errorId }) =>
-  void process.stderr.write(`tool ${tool} failed (error id ${errorId}): ${err instanceof Error ? err.message : String(err)}\n`);
 
 export function createToolSession(o: ToolSessionOptions): ToolSession {
   const callerId = o.callerId ?? '';
@@ -56,16 +53,7 @@ export function createToolSession(o: ToolSessionOptions): ToolSession {
         // ServerTools promise never to throw (the catalogue's runTool answers internal_error with an id); an
         // embedder's own that does still gives the model an answer, and its message only to the log, as runTool does.
         if (signal?.aborted) return { ok: false, error: { code: 'aborted', message: 'aborted' } };
-        const errorId = randomUUID();
-        (o.onError ?? toStderr)(err, { tool: call.function.name, errorId });
-        return {
-          ok: false,
-          error: {
-            code: 'internal_error',
-            message: `The tool failed inside the gateway; retrying the same call will not help (error id ${errorId})`,
-            details: { error_id: errorId },
-          },
-        };
+        return internalToolFailure(err, call.function.name, o.onError);
       } finally {
         // A write through the gateway makes the tools' cached reference reads of that server stale.
         if (wrote) noteFhirWrite(o.fhir.baseUrl);

@@ -1,4 +1,5 @@
 // Failures as values: every error a tool can meet becomes a ToolResult the model can read and act on.
+import { INTERNAL_TOOL_FAILURE } from '../../shared/internal-tool-failure.ts';
 import { z } from 'zod';
 import { FhirError } from '../../fhir/client/fhir-client.ts';
 import type { ToolContext, ToolErrorCode, ToolResult } from './tool.ts';
@@ -36,7 +37,7 @@ export function toolErrorResult(err: unknown, ctx: Pick<ToolContext, 'signal'>):
   }
   if (err instanceof z.ZodError)
     return toolFailure('invalid_arguments', 'The arguments do not match the tool schema', { details: zodIssues(err) });
-  return toolFailure('internal_error', 'The tool failed inside the gateway; retrying the same call will not help');
+  return toolFailure('internal_error', INTERNAL_TOOL_FAILURE);
 }
 
 /**
