@@ -52,6 +52,19 @@ describe('a whole reply', () => {
     expect(getEventListeners(signal, 'abort')).toHaveLength(0);
   });
 
+  it('skips an informational 103 before the answer', async () => {
+    const url = await serve((req, res) => {
+      req.resume().on('end', () => {
+        res.writeEarlyHints({ link: '</style.css>; rel=preload; as=style' });
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end('{"ok":true}');
+      });
+    });
+    const res = await post(url, init());
+    expect(res.status).toBe(200);
+    expect(await res.text()).toBe('{"ok":true}');
+  });
+
   it('an abort mid-body rejects text() and closes the upstream connection', async () => {
     let closed!: () => void;
     const gone = new Promise<void>((r) => (closed = r));

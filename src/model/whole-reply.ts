@@ -41,6 +41,8 @@ export class WholeReply implements Dispatcher.DispatchHandler {
   }
 
   onResponseStart(_c: Controller, statusCode: number, headers: IncomingHttpHeaders): void {
+    // An informational answer (103 Early Hints) comes before the real one, as request() also skips it.
+    if (statusCode < 200) return;
     this.status = statusCode;
     this.#headers = headers;
     const resolve = this.#resolveStart!;
