@@ -14,10 +14,11 @@ interface Remembered {
 /** `resolve` the header's access, or the connection's remembered one when it sent this very header before. */
 export function connectionKeyMemo(
   resolve: (header: string | undefined) => KeyAccess | undefined,
-): (connection: object, header: string | undefined) => KeyAccess | undefined {
+): (connection: object | undefined, header: string | undefined) => KeyAccess | undefined {
   const remembered = new WeakMap<object, Remembered>();
   return (connection, header) => {
-    if (header === undefined) return resolve(header);
+    // No connection object (an injected request may lack one): nothing to remember it by.
+    if (header === undefined || typeof connection !== 'object' || connection === null) return resolve(header);
     const given = Buffer.from(header);
     const last = remembered.get(connection);
     if (last && last.header.length === given.length && timingSafeEqual(last.header, given)) return last.access;
