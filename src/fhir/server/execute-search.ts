@@ -36,7 +36,11 @@ function indexHits(store: StoreReader, resourceType: string, filter: SearchFilte
   if (filter.code === '_id' && !filter.modifier) return new Set(filter.values.map((v) => v.value));
   const keys = indexKeysFor(resourceType, filter);
   if (!keys) return undefined;
-  const sets = keys.map((key) => store.lookup(resourceType, filter.code, key)).filter((s) => s !== undefined);
+  const sets: Array<ReadonlySet<string>> = [];
+  for (const key of keys) {
+    const set = store.lookup(resourceType, filter.code, key);
+    if (set) sets.push(set);
+  }
   // One key (the usual case) is its set as it stands, never copied: one common code's set holds a fifth of a store.
   if (sets.length <= 1) return sets[0] ?? new Set();
   const ids = new Set<string>();
@@ -131,18 +135,14 @@ export function executeSearch(store: StoreReader, query: SearchQuery, baseUrl: s
   const { offset, count } = query;
   const page = sortResources(matches, query.sort).slice(offset, offset + count);
   bundle.link = pageLinks(offset, count, matches.length, (relation, at) => pageLink(baseUrl, query, relation, at));
-  const entries = [
-    ...page.map((r) => ({
-      fullUrl: `${baseUrl}/${r.resourceType}/${r.id}`,
-      resource: withElements(r, query.elements),
-      search: { mode: 'match' as const },
-    })),
-    ...includeResources(store, page, query).map((r) => ({
-      fullUrl: `${baseUrl}/${r.resourceType}/${r.id}`,
-      resource: r,
-      search: { mode: 'include' as const },
-    })),
-  ];
+  // Pushed, not mapped: an optimised caller's `map` makes holey arrays, and their readers deoptimise (sort-resources.ts).
+  const entries: NonNullable<Bundle['entry']> = [];
+  for (const r of page) {
+    entries.push({ fullUrl: `${baseUrl}/${r.resourceType}/${r.id}`, resource: withElements(r, query.elements), search: { mode: 'match' } });
+  }
+  for (const r of includeResources(store, page, query)) {
+    entries.push({ fullUrl: `${baseUrl}/${r.resourceType}/${r.id}`, resource: r, search: { mode: 'include' } });
+  }
   if (entries.length) bundle.entry = entries;
   return bundle;
 }
