@@ -54,7 +54,7 @@ export function createInProcessFhirClient(opts: InProcessFhirClientOptions): Fhi
     // paging loop (collectSearchPages) deoptimised on it some hundred searches in (docs/benchmarks.md).
     let path = '';
     for (const segment of call.segments) path += `/${encodeURIComponent(segment)}`;
-    return `${baseUrl}${path}${call.pairs?.length ? `?${new URLSearchParams(call.pairs)}` : ''}`;
+    return `${baseUrl}${path || '/'}${call.pairs?.length ? `?${new URLSearchParams(call.pairs)}` : ''}`;
   };
 
   async function send<T>(call: InProcessCall, options: FhirCallOptions | undefined): Promise<T> {
