@@ -95,5 +95,8 @@ describe('compileZodValidator', () => {
     expect(() => compileZodValidator(z.object({ a: z.string().default('x') }))).toThrow(/changes or refines/);
     expect(() => compileZodValidator(z.object({ a: z.string().refine((s) => s.length > 1) }))).toThrow(/changes or refines/);
     expect(compileZodValidator(z.object({ a: z.string() }))({ a: 'x', b: 1 })).toBe(true);
+    // closed: an unknown key at any depth is refused, as nothing zod would strip may pass.
+    const closed = compileZodValidator(z.object({ a: z.object({ b: z.string() }).optional() }), { closed: true });
+    expect([closed({}), closed({ a: { b: 'x' } }), closed({ c: 1 }), closed({ a: { b: 'x', c: 1 } })]).toEqual([true, true, false, false]);
   });
 });

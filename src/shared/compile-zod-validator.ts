@@ -9,8 +9,15 @@ import { z } from 'zod';
 
 const ajv = new Ajv({ strict: false, allErrors: false, validateSchema: false });
 
-/** Throws at import when the schema cannot be compiled without changing its meaning. */
-export function compileZodValidator<S extends z.ZodType>(schema: S): (value: unknown) => value is z.output<S> {
+/**
+ * Throws at import when the schema cannot be compiled without changing its meaning. `closed`: refuse unknown keys at
+ * every level (the output's JSON Schema), so a value that passes is exactly what zod's parse would return, with
+ * nothing to strip; for a caller that passes the value on as it came.
+ */
+export function compileZodValidator<S extends z.ZodType>(
+  schema: S,
+  o: { closed?: boolean } = {},
+): (value: unknown) => value is z.output<S> {
   const input = z.toJSONSchema(schema, { target: 'draft-7', io: 'input', unrepresentable: 'throw' });
   const output = z.toJSONSchema(schema, { target: 'draft-7', io: 'output', unrepresentable: 'throw' });
   // A default or transform makes the two differ (beyond the output's closed objects: zod strips unknown keys); a
@@ -18,7 +25,7 @@ export function compileZodValidator<S extends z.ZodType>(schema: S): (value: unk
   if (openObjects(input) !== openObjects(output) || hasRefinement(schema)) {
     throw new Error('compileZodValidator: the schema changes or refines its input; validate it with zod instead');
   }
-  return ajv.compile(input) as unknown as (value: unknown) => value is z.output<S>;
+  return ajv.compile(o.closed ? output : input) as unknown as (value: unknown) => value is z.output<S>;
 }
 
 /** The JSON Schema as text, with `additionalProperties` left out. */

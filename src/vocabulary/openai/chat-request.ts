@@ -103,6 +103,8 @@ const responseFormat = z.discriminatedUnion('type', [
 export type ResponseFormat = z.infer<typeof responseFormat>;
 
 const positiveTokens = z.number().int().min(1).max(Number.MAX_SAFE_INTEGER);
+const thinkingType = z.enum(['enabled', 'disabled']);
+const keepAll = z.literal('all').nullish();
 
 export const chatRequestSchema = z.object({
   model: z.string().min(1),
@@ -113,7 +115,7 @@ export const chatRequestSchema = z.object({
   max_completion_tokens: positiveTokens.nullish(),
   stream: z.boolean().nullish(),
   stream_options: z.object({ include_usage: z.boolean().optional() }).nullish(),
-  thinking: z.object({ type: z.enum(['enabled', 'disabled']).default('enabled'), keep: z.literal('all').nullish() }).nullish(),
+  thinking: z.object({ type: thinkingType.default('enabled'), keep: keepAll }).nullish(),
   tools: z.array(functionTool).nullish(),
   tool_choice: toolChoice.nullish(),
   parallel_tool_calls: z.boolean().nullish(),
@@ -133,59 +135,12 @@ export const chatRequestSchema = z.object({
 
 export type ChatRequest = z.infer<typeof chatRequestSchema>;
 
-// The common request, spelled so that zod's parse would return it unchanged: every object closed (zod strips unknown
-// keys), no transform, default or refinement. A body of this shape may be used as parsed once a validator compiled
-// from this schema accepts it (src/edge/http/to-chat-params.ts); anything else (tools, response_format, a thinking
-// without its type, an unknown key) is parsed by `chatRequestSchema`. A property test holds the two to agreeing.
-const plainContent = z.union([
-  z.string(),
-  z.array(
-    z.discriminatedUnion('type', [
-      z.strictObject({ type: z.literal('text'), text: z.string() }),
-      z.strictObject({
-        type: z.literal('image_url'),
-        image_url: z.strictObject({ url: z.string().min(1), detail: z.enum(['auto', 'low', 'high']).optional() }),
-      }),
-    ]),
-  ),
-]);
-const plainMessage = z.discriminatedUnion('role', [
-  z.strictObject({ role: z.enum(['system', 'developer']), content: plainContent, name: z.string().optional() }),
-  z.strictObject({ role: z.literal('user'), content: plainContent, name: z.string().optional() }),
-  z.strictObject({
-    role: z.literal('assistant'),
-    content: plainContent.nullish(),
-    reasoning_content: z.string().nullish(),
-    tool_calls: z
-      .array(
-        z.strictObject({
-          id: z.string().min(1),
-          type: z.literal('function'),
-          function: z.strictObject({ name: z.string().min(1), arguments: z.string() }),
-        }),
-      )
-      .optional(),
-    name: z.string().optional(),
-  }),
-  z.strictObject({ role: z.literal('tool'), content: plainContent, tool_call_id: z.string().min(1) }),
-]);
-const {
-  tools: _tools,
-  response_format: _format,
-  thinking: _thinking,
-  stream_options: _options,
-  tool_choice: _choice,
-  ...plainFields
-} = chatRequestSchema.shape;
-export const plainChatRequestSchema = z.strictObject({
-  ...plainFields,
-  messages: z.array(plainMessage).min(1),
-  stream_options: z.strictObject({ include_usage: z.boolean().optional() }).nullish(),
-  thinking: z.strictObject({ type: z.enum(['enabled', 'disabled']), keep: z.literal('all').nullish() }).nullish(),
-  tool_choice: z
-    .union([
-      z.enum(['auto', 'none', 'required']),
-      z.strictObject({ type: z.literal('function'), function: z.strictObject({ name: z.string().min(1) }) }),
-    ])
-    .nullish(),
-});
+/**
+ * The common request, whose parse changes nothing but unknown keys: no `tools` or `response_format` (their `strict`
+ * flag is transformed, their JSON Schemas refined) and a `thinking` that gives its type (else a default fills it).
+ * A body that a validator compiled from this with closed objects accepts is what `chatRequestSchema` would return
+ * (src/edge/http/to-chat-params.ts); a property test holds the two to agreeing.
+ */
+export const plainChatRequestSchema = chatRequestSchema
+  .omit({ tools: true, response_format: true })
+  .extend({ thinking: z.object({ type: thinkingType, keep: keepAll }).nullish() });
