@@ -77,30 +77,18 @@ export function undiciPost(given?: Agent): HttpPost {
     const dispatcher = agent ?? (await load());
     // undici's own timers, not an AbortSignal.timeout per attempt: per-request signals cost more than the rest of
     // the proxying on a fast upstream.
-    if (!init.stream) {
-      return new Promise<HttpResponse>((resolve, reject) => {
-        const options = {
-          origin: target.origin,
-          path: target.path,
-          method: 'POST' as const,
-          headers: flatten(init.headers),
-          body: init.body,
-          headersTimeout: init.timeoutMs,
-          bodyTimeout: init.timeoutMs,
-        };
-        dispatcher.dispatch(options, new WholeReply(resolve, reject, init.signal));
-      });
-    }
-    const res = await dispatcher.request({
+    const options = {
       origin: target.origin,
       path: target.path,
-      method: 'POST',
+      method: 'POST' as const,
       headers: flatten(init.headers),
       body: init.body,
-      signal: init.signal,
       headersTimeout: init.timeoutMs,
       bodyTimeout: init.timeoutMs,
-    });
+    };
+    if (!init.stream)
+      return new Promise<HttpResponse>((resolve, reject) => dispatcher.dispatch(options, new WholeReply(resolve, reject, init.signal)));
+    const res = await dispatcher.request({ ...options, signal: init.signal });
     return new UndiciResponse(res);
   };
 }
