@@ -1,7 +1,7 @@
 // The smoke suite on Node 24, the current LTS line (the machine's own Node is 20): the package is built by Node 24
 // from a copy of the source, packed, installed into a consumer project by npm running on Node 24, then served by Node
-// 24 — health, a FHIR search on the seeded sandbox, a chat completion against a scripted model over loopback HTTP, and
-// the tools entry imported. Node 24 comes from the npm registry's `node` package (a real binary), cached under
+// 24 — health, a FHIR search on the seeded sandbox, a chat completion and streamed ones against a scripted model over
+// loopback HTTP, and the tools entry imported. Node 24 comes from the npm registry's `node` package (a real binary), cached under
 // node_modules/.cache; the suite skips, saying why, only when it cannot be fetched.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -13,9 +13,14 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeUpstream, type FakeUpstream } from './support/fake-upstream.ts';
 import { freePort } from './support/free-port.ts';
-import { completionReply } from './support/upstream-replies.ts';
+import { completionReply, streamReply } from './support/upstream-replies.ts';
 
 const run = promisify(execFile);
+
+interface StreamChunk {
+  choices: { delta: { content?: string; reasoning_content?: string }; finish_reason: string | null }[];
+  usage?: { total_tokens: number };
+}
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const CACHE = path.join(ROOT, 'node_modules/.cache/node24');
 const NODE24 = path.join(CACHE, 'node_modules/node/bin/node');
@@ -109,7 +114,7 @@ describe.skipIf(Boolean(skipWhy))('the package on Node 24', () => {
     expect(typed).toEqual(expect.arrayContaining(names));
   });
 
-  it('serves health, a FHIR search on the seeded sandbox and a chat completion', async () => {
+  it('serves health, a FHIR search on the seeded sandbox, a chat completion and whole streams', async () => {
     const port = await freePort();
     let child: ChildProcess | undefined;
     let stderr = '';
@@ -150,6 +155,31 @@ describe.skipIf(Boolean(skipWhy))('the package on Node 24', () => {
       const body = (await res.json()) as { choices: { message: { content: string } }[] };
       expect(res.status, JSON.stringify(body)).toBe(200);
       expect(body.choices[0]!.message.content).toBe('hello from node 24');
+      // Streams, whole: Node 22 and 24 drop what a corked response wrote when end() comes before the uncork, which
+      // cut every stream after its role chunk while Node 20 passed (a burst upstream and a paced one, 2 ms a chunk).
+      for (const chunkDelayMs of [0, 2]) {
+        const spec = { reasoning: ['Look ', 'up.'], content: ['HbA1c ', '7.2 %'] };
+        model.enqueue(streamReply(spec, { chunkDelayMs }));
+        const streamed = await fetch(`${base}/v1/chat/completions`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({
+            model: 'fhir-agent/clinical-reasoner',
+            messages: [{ role: 'user', content: 'hi' }],
+            stream: true,
+            stream_options: { include_usage: true },
+          }),
+        });
+        expect(streamed.status).toBe(200);
+        const events = (await streamed.text()).split('\n\n').filter(Boolean);
+        expect(events.at(-1), `chunkDelayMs ${chunkDelayMs}`).toBe('data: [DONE]');
+        const chunks = events.slice(0, -1).map((e) => JSON.parse(e.slice('data: '.length)) as StreamChunk);
+        const text = (k: 'content' | 'reasoning_content') => chunks.map((c) => c.choices[0]?.delta[k] ?? '').join('');
+        expect(text('reasoning_content')).toBe('Look up.');
+        expect(text('content')).toBe('HbA1c 7.2 %');
+        expect(chunks.map((c) => c.choices[0]?.finish_reason).filter(Boolean)).toEqual(['stop']);
+        expect(chunks.at(-1)!.usage?.total_tokens).toBeGreaterThan(0);
+      }
     } finally {
       child?.kill('SIGTERM');
     }

@@ -28,6 +28,7 @@ export async function writeSse(o: {
   // syscall, and only wait when the socket pushes back.
   let corked = false;
   const uncork = () => {
+    if (!corked) return;
     corked = false;
     raw.uncork();
   };
@@ -74,6 +75,10 @@ export async function writeSse(o: {
     if (!raw.destroyed) raw.write(`data: ${JSON.stringify(o.onError(err).toEnvelope())}\n\n`);
     return false;
   } finally {
+    // Uncorked before end(): Node 22 and 24 merge a corked response's writes into one chunk at uncork, and their
+    // end() on a corked chunked response drops those writes (the last batch and [DONE] never left: a stream cut
+    // after its role chunk on Node 24). Node 20 flushed them either way.
+    uncork();
     raw.end();
   }
 }
