@@ -52,6 +52,9 @@ async function measure(port: number, stream: boolean): Promise<Measured> {
       connections: stream ? 4 : CONNECTIONS,
       duration: DURATION_S,
     });
+  // autocannon counts a 200 as done whatever its body: one whole stream first, or a stream cut short (as on Node 22
+  // and 24 before 0ae255d, after its role chunk) would be measured as a fast one.
+  if (stream) await streamTimes(port, 1, 1);
   await autocannon({
     url: `http://127.0.0.1:${port}/v1/chat/completions`,
     method: 'POST',
@@ -88,7 +91,16 @@ async function streamTimes(port: number, streams: number, concurrency: number): 
         body,
       });
       const text = await res.body.text();
-      if (res.statusCode !== 200 || !text.includes('[DONE]')) throw new Error(`stream from ${port} failed: HTTP ${res.statusCode}`);
+      // Every chunk the upstream sent (200 of text and the finish), then [DONE].
+      const events = text.split('\n\n').filter(Boolean);
+      if (
+        res.statusCode !== 200 ||
+        events.at(-1) !== 'data: [DONE]' ||
+        events.filter((e) => e.includes('"finish_reason":"stop"')).length !== 1
+      )
+        throw new Error(
+          `stream from ${port} failed: HTTP ${res.statusCode}, ${events.length} events, ending ${events.at(-1)?.slice(0, 40)}`,
+        );
       times.push(performance.now() - t0);
     }
   };

@@ -99,13 +99,13 @@ export async function startFakeUpstream(
     }
     const recorded: RecordedRequest = { method: req.method ?? 'GET', path, headers: req.headers, body };
     requests.push(recorded);
-    let completed = false;
+    // Judged when the response closes: a finished one has emitted 'finish' by then. Node 24 emits 'close' before
+    // the handler's own continuation after end() runs, so a flag set after `await reply()` counted every reply.
     res.once('close', () => {
-      if (!completed) aborted++;
+      if (!res.writableFinished) aborted++;
     });
     try {
       await reply(res, queue.shift() ?? (await handler(recorded)));
-      completed = res.writableFinished;
     } catch {
       res.destroy();
     }
