@@ -1,8 +1,10 @@
 // The smoke suite on Node 24, the current LTS line (the machine's own Node is 20): the package is built by Node 24
 // from a copy of the source, packed, installed into a consumer project by npm running on Node 24, then served by Node
 // 24 — health, a FHIR search on the seeded sandbox, a chat completion and streamed ones against a scripted model over
-// loopback HTTP, and the tools entry imported. Node 24 comes from the npm registry's `node` package (a real binary), cached under
-// node_modules/.cache; the suite skips, saying why, only when it cannot be fetched.
+// loopback HTTP, and the tools entry imported. The same installed package is then served by Node 22, the other
+// supported LTS line (streams were cut after their role chunk on both until 0ae255d). Both Nodes come from the npm
+// registry's `node` package (real binaries), cached under node_modules/.cache; a part skips, saying why, only when
+// its Node cannot be fetched.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { cp, mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
@@ -22,24 +24,31 @@ interface StreamChunk {
   usage?: { total_tokens: number };
 }
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const CACHE = path.join(ROOT, 'node_modules/.cache/node24');
-const NODE24 = path.join(CACHE, 'node_modules/node/bin/node');
+/** A Node binary from the npm registry's `node` package, cached under node_modules/.cache/node<major>. */
+const nodeBinary = (major: number) => path.join(ROOT, `node_modules/.cache/node${major}/node_modules/node/bin/node`);
+const NODE24 = nodeBinary(24);
+/** Node 22, the other supported LTS line: the package Node 24 built and installed is also served by it. */
+const NODE22 = nodeBinary(22);
 /** npm's own CLI script, run by Node 24 (the `npm` on PATH is a launcher for the machine's node). */
 const NPM_CLI = '/usr/lib/node_modules/npm/bin/npm-cli.js';
 
-async function ensureNode24(): Promise<string | undefined> {
-  if (existsSync(NODE24)) return undefined;
-  await mkdir(CACHE, { recursive: true });
-  await writeFile(path.join(CACHE, 'package.json'), JSON.stringify({ private: true }));
-  const why = await run('npm', ['install', '--no-save', '--no-audit', '--no-fund', 'node@24'], { cwd: CACHE, timeout: 120_000 }).then(
+async function ensureNode(major: number): Promise<string | undefined> {
+  const binary = nodeBinary(major);
+  if (existsSync(binary)) return undefined;
+  const cache = path.dirname(path.dirname(path.dirname(path.dirname(binary))));
+  await mkdir(cache, { recursive: true });
+  await writeFile(path.join(cache, 'package.json'), JSON.stringify({ private: true }));
+  const why = await run('npm', ['install', '--no-save', '--no-audit', '--no-fund', `node@${major}`], { cwd: cache, timeout: 120_000 }).then(
     () => undefined,
     (e: Error) => e.message.split('\n')[0],
   );
-  return existsSync(NODE24) ? undefined : `node@24 could not be installed from the npm registry (${why ?? 'no binary'})`;
+  return existsSync(binary) ? undefined : `node@${major} could not be installed from the npm registry (${why ?? 'no binary'})`;
 }
 
-const skipWhy = await ensureNode24();
+const skipWhy = await ensureNode(24);
 if (skipWhy) process.stdout.write(`node24-smoke: skipped: ${skipWhy}\n`);
+const skip22Why = skipWhy ?? (await ensureNode(22));
+if (skip22Why && !skipWhy) process.stdout.write(`node24-smoke: the Node 22 part skipped: ${skip22Why}\n`);
 
 let work: string;
 let consumer: string;
@@ -93,9 +102,84 @@ afterAll(async () => {
   if (work) await rm(work, { recursive: true, force: true });
 });
 
-describe.skipIf(Boolean(skipWhy))('the package on Node 24', () => {
-  const bin = () => path.join(consumer, 'node_modules/fhir-agent-gateway/bin/fhir-agent-gateway.js');
+const bin = () => path.join(consumer, 'node_modules/fhir-agent-gateway/bin/fhir-agent-gateway.js');
 
+/** The installed package served by `node`: health, a FHIR search on the seeded sandbox, a chat completion and streams. */
+async function serveAndCheck(node: string): Promise<void> {
+  const { stdout: version } = await run(node, ['--version']);
+  const major = version.trim().split('.')[0]!;
+  const port = await freePort();
+  let child: ChildProcess | undefined;
+  let stderr = '';
+  try {
+    child = spawn(node, [bin(), 'serve'], {
+      cwd: consumer,
+      env: {
+        ...process.env,
+        PATH: `${path.dirname(node)}:${process.env.PATH}`,
+        PORT: String(port),
+        LOG_LEVEL: 'warn',
+        UPSTREAM_BASE_URL: model.baseUrl,
+        UPSTREAM_MODEL: 'm',
+        UPSTREAM_FLAVOUR: 'vllm',
+      },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    child.stderr!.on('data', (d) => (stderr += d));
+    const base = `http://127.0.0.1:${port}`;
+    const deadline = Date.now() + 100_000;
+    let healthy = false;
+    while (!healthy && Date.now() < deadline && child.exitCode === null) {
+      healthy = await fetch(`${base}/health`).then(
+        (r) => r.ok,
+        () => false,
+      );
+      if (!healthy) await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(healthy, stderr).toBe(true);
+    const bundle = (await fetch(`${base}/fhir/Patient?_count=2`).then((r) => r.json())) as { resourceType: string; entry?: unknown[] };
+    expect(bundle.resourceType).toBe('Bundle');
+    expect(bundle.entry?.length).toBe(2);
+    model.enqueue(completionReply({ content: `hello from ${major}` }));
+    const res = await fetch(`${base}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'fhir-agent/clinical-reasoner', messages: [{ role: 'user', content: 'hi' }] }),
+    });
+    const body = (await res.json()) as { choices: { message: { content: string } }[] };
+    expect(res.status, JSON.stringify(body)).toBe(200);
+    expect(body.choices[0]!.message.content).toBe(`hello from ${major}`);
+    // Streams, whole: Node 22 and 24 drop what a corked response wrote when end() comes before the uncork, which
+    // cut every stream after its role chunk while Node 20 passed (a burst upstream and a paced one, 2 ms a chunk).
+    for (const chunkDelayMs of [0, 2]) {
+      const spec = { reasoning: ['Look ', 'up.'], content: ['HbA1c ', '7.2 %'] };
+      model.enqueue(streamReply(spec, { chunkDelayMs }));
+      const streamed = await fetch(`${base}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          model: 'fhir-agent/clinical-reasoner',
+          messages: [{ role: 'user', content: 'hi' }],
+          stream: true,
+          stream_options: { include_usage: true },
+        }),
+      });
+      expect(streamed.status).toBe(200);
+      const events = (await streamed.text()).split('\n\n').filter(Boolean);
+      expect(events.at(-1), `chunkDelayMs ${chunkDelayMs}`).toBe('data: [DONE]');
+      const chunks = events.slice(0, -1).map((e) => JSON.parse(e.slice('data: '.length)) as StreamChunk);
+      const text = (k: 'content' | 'reasoning_content') => chunks.map((c) => c.choices[0]?.delta[k] ?? '').join('');
+      expect(text('reasoning_content')).toBe('Look up.');
+      expect(text('content')).toBe('HbA1c 7.2 %');
+      expect(chunks.map((c) => c.choices[0]?.finish_reason).filter(Boolean)).toEqual(['stop']);
+      expect(chunks.at(-1)!.usage?.total_tokens).toBeGreaterThan(0);
+    }
+  } finally {
+    child?.kill('SIGTERM');
+  }
+}
+
+describe.skipIf(Boolean(skipWhy))('the package on Node 24', () => {
   it('runs on Node 24 and answers --version', async () => {
     const { stdout: version } = await run(NODE24, ['--version']);
     expect(version).toMatch(/^v24\./);
@@ -115,73 +199,14 @@ describe.skipIf(Boolean(skipWhy))('the package on Node 24', () => {
   });
 
   it('serves health, a FHIR search on the seeded sandbox, a chat completion and whole streams', async () => {
-    const port = await freePort();
-    let child: ChildProcess | undefined;
-    let stderr = '';
-    try {
-      child = spawn(NODE24, [bin(), 'serve'], {
-        cwd: consumer,
-        env: {
-          ...env24(),
-          PORT: String(port),
-          LOG_LEVEL: 'warn',
-          UPSTREAM_BASE_URL: model.baseUrl,
-          UPSTREAM_MODEL: 'm',
-          UPSTREAM_FLAVOUR: 'vllm',
-        },
-        stdio: ['ignore', 'ignore', 'pipe'],
-      });
-      child.stderr!.on('data', (d) => (stderr += d));
-      const base = `http://127.0.0.1:${port}`;
-      const deadline = Date.now() + 100_000;
-      let healthy = false;
-      while (!healthy && Date.now() < deadline && child.exitCode === null) {
-        healthy = await fetch(`${base}/health`).then(
-          (r) => r.ok,
-          () => false,
-        );
-        if (!healthy) await new Promise((r) => setTimeout(r, 200));
-      }
-      expect(healthy, stderr).toBe(true);
-      const bundle = (await fetch(`${base}/fhir/Patient?_count=2`).then((r) => r.json())) as { resourceType: string; entry?: unknown[] };
-      expect(bundle.resourceType).toBe('Bundle');
-      expect(bundle.entry?.length).toBe(2);
-      model.enqueue(completionReply({ content: 'hello from node 24' }));
-      const res = await fetch(`${base}/v1/chat/completions`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ model: 'fhir-agent/clinical-reasoner', messages: [{ role: 'user', content: 'hi' }] }),
-      });
-      const body = (await res.json()) as { choices: { message: { content: string } }[] };
-      expect(res.status, JSON.stringify(body)).toBe(200);
-      expect(body.choices[0]!.message.content).toBe('hello from node 24');
-      // Streams, whole: Node 22 and 24 drop what a corked response wrote when end() comes before the uncork, which
-      // cut every stream after its role chunk while Node 20 passed (a burst upstream and a paced one, 2 ms a chunk).
-      for (const chunkDelayMs of [0, 2]) {
-        const spec = { reasoning: ['Look ', 'up.'], content: ['HbA1c ', '7.2 %'] };
-        model.enqueue(streamReply(spec, { chunkDelayMs }));
-        const streamed = await fetch(`${base}/v1/chat/completions`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({
-            model: 'fhir-agent/clinical-reasoner',
-            messages: [{ role: 'user', content: 'hi' }],
-            stream: true,
-            stream_options: { include_usage: true },
-          }),
-        });
-        expect(streamed.status).toBe(200);
-        const events = (await streamed.text()).split('\n\n').filter(Boolean);
-        expect(events.at(-1), `chunkDelayMs ${chunkDelayMs}`).toBe('data: [DONE]');
-        const chunks = events.slice(0, -1).map((e) => JSON.parse(e.slice('data: '.length)) as StreamChunk);
-        const text = (k: 'content' | 'reasoning_content') => chunks.map((c) => c.choices[0]?.delta[k] ?? '').join('');
-        expect(text('reasoning_content')).toBe('Look up.');
-        expect(text('content')).toBe('HbA1c 7.2 %');
-        expect(chunks.map((c) => c.choices[0]?.finish_reason).filter(Boolean)).toEqual(['stop']);
-        expect(chunks.at(-1)!.usage?.total_tokens).toBeGreaterThan(0);
-      }
-    } finally {
-      child?.kill('SIGTERM');
-    }
+    await serveAndCheck(NODE24);
+  }, 120_000);
+});
+
+describe.skipIf(Boolean(skip22Why))('the package on Node 22', () => {
+  it('serves health, a FHIR search on the seeded sandbox, a chat completion and whole streams', async () => {
+    const { stdout } = await run(NODE22, ['--version']);
+    expect(stdout).toMatch(/^v22\./);
+    await serveAndCheck(NODE22);
   }, 120_000);
 });
