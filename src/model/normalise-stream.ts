@@ -101,7 +101,11 @@ async function* normaliseBatches(o: NormaliseStreamOptions): AsyncGenerator<Upst
       if (o.thinking) out.push({ type: 'reasoning', text: reasoning });
       else dropped(reasoning);
     }
-    if (content) text(splitter.push(content));
+    // Chunk after chunk, past any think block: one delta, without the splitter's list.
+    if (content) {
+      if (splitter.passing()) out.push({ type: 'content', text: content });
+      else text(splitter.push(content));
+    }
   };
   const templates: TextChunkTemplate[] = [];
   let learned = 0;

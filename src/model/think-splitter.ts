@@ -11,6 +11,8 @@ export interface TextPiece {
 
 export interface ThinkSplitter {
   push(text: string): TextPiece[];
+  /** Past the think block with nothing held back: from here on, text is content exactly as it came. */
+  passing(): boolean;
   /** Flushes what was held back; an unclosed think block is reasoning. */
   end(): TextPiece[];
 }
@@ -72,6 +74,7 @@ export function createThinkSplitter(): ThinkSplitter {
   }
 
   return {
+    passing: () => mode === 'content' && !trimNext && !buf,
     push(text) {
       // Past the think block (the common case, chunk after chunk): nothing to hold back or split.
       if (mode === 'content' && !trimNext && !buf) return text ? [{ type: 'content', text }] : [];

@@ -37,6 +37,20 @@ describe('think splitter', () => {
       }
     }
   });
+  it('passing() is true only where a push is the text as content, unchanged (the normaliser skips push there)', () => {
+    for (const input of [text, 'Plain answer.', '<think>open', '  <thi', 'x<think>y</think>z']) {
+      const s = createThinkSplitter();
+      let passed = false;
+      for (const piece of [...input]) {
+        const passing = s.passing();
+        passed ||= passing;
+        const out = s.push(piece);
+        if (passing) expect(out).toEqual([{ type: 'content', text: piece }]);
+      }
+      // Past the block (or with none), the rest of the text streams through without the splitter.
+      expect(passed).toBe(input !== '<think>open' && input !== '  <thi');
+    }
+  });
   it('one character at a time', () => {
     expect(split([...text])).toEqual({ reasoning: 'K 5.8 is high', content: 'Potassium is high.' });
   });

@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../../vocabulary/openai/api-error.ts';
 import type { UpstreamDelta } from '../../model/model-upstream.ts';
@@ -36,6 +37,27 @@ describe('createChunkEncoder', () => {
         { type: 'content', text: tricky },
       ]),
     ).toEqual([choiceJson(0, { reasoning_content: tricky }), choiceJson(0, { content: tricky })]);
+  });
+
+  it('any text, for any choice, is byte-identical to JSON.stringify: lone surrogates, pairs, controls, quotes', () => {
+    // The encoder skips JSON.stringify for texts that need no escapes; this finds a text where that differs.
+    const text = fc.oneof(
+      fc.string({ unit: 'binary', maxLength: 12 }),
+      fc.string({
+        unit: fc.constantFrom('a', ' ', '"', '\\', '\n', '\u0000', '\u001f', '\u007f', '\ud83d', '\ude00', '\u2028', 'é'),
+        maxLength: 8,
+      }),
+    );
+    fc.assert(
+      fc.property(fc.array(fc.tuple(fc.integer({ min: 0, max: 2 }), fc.boolean(), text), { maxLength: 6 }), (deltas) => {
+        const enc = encoder({ choices: 3 });
+        for (const [index, reasoning, t] of deltas) {
+          const delta: UpstreamDelta = reasoning ? { type: 'reasoning', text: t } : { type: 'content', text: t };
+          expect(json(enc.encode(index, delta))).toEqual([choiceJson(index, reasoning ? { reasoning_content: t } : { content: t })]);
+        }
+      }),
+      { numRuns: 2000 },
+    );
   });
 
   it('tool calls use OpenAI’s delta format: id, type and name first with empty arguments, then argument pieces', () => {

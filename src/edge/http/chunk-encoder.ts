@@ -15,6 +15,22 @@ interface ChoiceState {
 /** SSE's comment line: keeps idle proxies from closing a stream while the agent waits on a tool. */
 const KEEPALIVE = ': keep-alive\n\n';
 
+/** What follows a text chunk's JSON string. */
+const TEXT_AFTER = '"},"logprobs":null,"finish_reason":null}]}\n\n';
+
+/**
+ * Whether JSON.stringify would change `s` beyond adding quotes: a quote, a backslash, a control character, or a
+ * surrogate (a lone one is escaped; pairs are sent to JSON.stringify too, which keeps them, so the check stays a
+ * single comparison per character).
+ */
+function needsEscape(s: string): boolean {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 32 || c === 34 || c === 92 || (c >= 0xd800 && c <= 0xdfff)) return true;
+  }
+  return false;
+}
+
 export function createChunkEncoder(o: {
   id: string;
   created: number;
@@ -36,8 +52,16 @@ export function createChunkEncoder(o: {
   const whole = (obj: Record<string, unknown>) => `data: ${JSON.stringify({ ...base, ...obj })}\n\n`;
   const chunk = (index: number, delta: Record<string, unknown>, finish: string | null = null) =>
     `data: ${head}${index},"delta":${JSON.stringify(delta)},"logprobs":null,"finish_reason":${JSON.stringify(finish)}}]}\n\n`;
-  const text = (index: number, field: 'content' | 'reasoning_content', value: string) =>
-    `data: ${head}${index},"delta":{"${field}":${JSON.stringify(value)}},"logprobs":null,"finish_reason":null}]}\n\n`;
+  // A text JSON needs no escapes for is its own JSON string: the bytes around it are fixed per choice and field, so
+  // a chunk is three strings joined, without JSON.stringify (about 40 ns a call) or a template's extra pieces. Built
+  // on first use: choices above 0 are rare.
+  const before: string[] = [];
+  const text = (index: number, field: 'content' | 'reasoning_content', value: string) => {
+    if (needsEscape(value))
+      return `data: ${head}${index},"delta":{"${field}":${JSON.stringify(value)}},"logprobs":null,"finish_reason":null}]}\n\n`;
+    const slot = 2 * index + (field === 'content' ? 0 : 1);
+    return (before[slot] ??= `data: ${head}${index},"delta":{"${field}":"`) + value + TEXT_AFTER;
+  };
   const state = (i: number) => {
     let s = states.get(i);
     if (!s) states.set(i, (s = { reasoning: '', content: false, json: '', toolCalls: false }));
