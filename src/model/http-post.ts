@@ -1,7 +1,8 @@
 // The one network primitive the upstream needs. The default uses an undici Agent (keep-alive, no fetch overhead);
 // tests and embedders may inject their own `HttpPost` instead. undici (110 CommonJS files, ~100 ms at boot) is
 // imported on the first post, so a gateway without a remote model never loads it.
-import type { Agent, Dispatcher } from 'undici';
+import type { Agent } from 'undici';
+import { StreamReply } from './stream-reply.ts';
 import { WholeReply } from './whole-reply.ts';
 
 export interface HttpResponse {
@@ -28,28 +29,6 @@ export type HttpPost = (
 export function isTimeoutError(err: unknown): boolean {
   const e = err as { name?: string; code?: string } | undefined;
   return e?.name === 'TimeoutError' || e?.code === 'UND_ERR_HEADERS_TIMEOUT' || e?.code === 'UND_ERR_BODY_TIMEOUT';
-}
-
-/** A class, not an object of arrows: one of these per upstream call. */
-class UndiciResponse implements HttpResponse {
-  readonly status: number;
-  readonly body: AsyncIterable<Uint8Array>;
-  readonly #res: Dispatcher.ResponseData;
-
-  constructor(res: Dispatcher.ResponseData) {
-    this.#res = res;
-    this.status = res.statusCode;
-    this.body = res.body;
-  }
-
-  header(name: string): string | undefined {
-    const v = this.#res.headers[name.toLowerCase()];
-    return Array.isArray(v) ? v[0] : v;
-  }
-
-  text(): Promise<string> {
-    return this.#res.body.text();
-  }
 }
 
 export function undiciPost(given?: Agent): HttpPost {
@@ -86,9 +65,11 @@ export function undiciPost(given?: Agent): HttpPost {
       headersTimeout: init.timeoutMs,
       bodyTimeout: init.timeoutMs,
     };
-    if (!init.stream)
-      return new Promise<HttpResponse>((resolve, reject) => dispatcher.dispatch(options, new WholeReply(resolve, reject, init.signal)));
-    const res = await dispatcher.request({ ...options, signal: init.signal });
-    return new UndiciResponse(res);
+    return new Promise<HttpResponse>((resolve, reject) =>
+      dispatcher.dispatch(
+        options,
+        init.stream ? new StreamReply(resolve, reject, init.signal) : new WholeReply(resolve, reject, init.signal),
+      ),
+    );
   };
 }

@@ -7,7 +7,7 @@ import Fastify from 'fastify';
 import { Pool } from 'undici';
 import type { startServer as startSource } from '../../src/composition/server.ts';
 
-const STREAM_CHUNKS = 200;
+const STREAM_CHUNKS = Number(process.env.BENCH_STREAM_CHUNKS ?? 200);
 const created = 1_700_000_000;
 
 function completionBody(): Buffer {
