@@ -1,59 +1,20 @@
 // A reply read as it arrives (an SSE stream), received by an undici dispatch handler rather than through request():
 // no AsyncResource, no Readable body and no stream async iterator per call, only a queue of the chunks not yet read.
 // The streamed counterpart of ./whole-reply.ts; the SSE reader drains it through the AsyncIterator below.
-import type { IncomingHttpHeaders } from 'node:http';
-import type { Dispatcher } from 'undici';
-
-type Controller = Dispatcher.DispatchController;
+import { DispatchReply, type Controller } from './dispatch-reply.ts';
 
 /** Bytes held unread before the upstream socket is paused until the next read: a Node stream's default. */
 const HIGH_WATER = 64 * 1024;
 
-/**
- * Both a dispatch handler and the response it produces (an HttpResponse of ./http-post.ts), whose `body` is itself:
- * an AsyncIterator of the reply's chunks. The post's promise settles at the headers, as request()'s does.
- */
-export class StreamReply implements Dispatcher.DispatchHandler, AsyncIterableIterator<Uint8Array> {
-  status = 0;
-  #headers: IncomingHttpHeaders = {};
-  #controller: Controller | undefined;
+/** Its `body` is itself: an AsyncIterator of the reply's chunks. */
+export class StreamReply extends DispatchReply implements AsyncIterableIterator<Uint8Array> {
   /** Chunks arrived and not yet read, and their bytes. */
   #queue: Buffer[] = [];
   #queued = 0;
   #done = false;
   #error: Error | undefined;
-  #resolveStart: ((r: StreamReply) => void) | undefined;
-  #rejectStart: ((err: Error) => void) | undefined;
   /** A read waiting for the next chunk. */
   #waiting: { resolve: (r: IteratorResult<Uint8Array>) => void; reject: (err: Error) => void } | undefined;
-  readonly #signal: AbortSignal | undefined;
-
-  constructor(resolve: (r: StreamReply) => void, reject: (err: Error) => void, signal: AbortSignal | undefined) {
-    this.#resolveStart = resolve;
-    this.#rejectStart = reject;
-    this.#signal = signal;
-    signal?.addEventListener('abort', this.#onAbort, { once: true });
-  }
-
-  readonly #onAbort = (): void => {
-    // Before the request started the controller does not exist yet: onRequestStart aborts it then.
-    this.#controller?.abort(this.#signal!.reason instanceof Error ? this.#signal!.reason : new Error('aborted'));
-  };
-
-  onRequestStart(controller: Controller): void {
-    this.#controller = controller;
-    if (this.#signal?.aborted) this.#onAbort();
-  }
-
-  onResponseStart(_c: Controller, statusCode: number, headers: IncomingHttpHeaders): void {
-    // An informational answer (103 Early Hints) comes before the real one, as request() also skips it.
-    if (statusCode < 200) return;
-    this.status = statusCode;
-    this.#headers = headers;
-    const resolve = this.#resolveStart!;
-    this.#resolveStart = this.#rejectStart = undefined;
-    resolve(this);
-  }
 
   onResponseData(c: Controller, chunk: Buffer): void {
     const waiting = this.#waiting;
@@ -69,7 +30,7 @@ export class StreamReply implements Dispatcher.DispatchHandler, AsyncIterableIte
 
   onResponseEnd(): void {
     this.#done = true;
-    this.#signal?.removeEventListener('abort', this.#onAbort);
+    this.settle();
     const waiting = this.#waiting;
     this.#waiting = undefined;
     waiting?.resolve({ value: undefined, done: true });
@@ -77,17 +38,10 @@ export class StreamReply implements Dispatcher.DispatchHandler, AsyncIterableIte
 
   onResponseError(_c: Controller, err: Error): void {
     this.#error = err;
-    this.#signal?.removeEventListener('abort', this.#onAbort);
-    if (this.#rejectStart) this.#rejectStart(err);
-    this.#resolveStart = this.#rejectStart = undefined;
+    if (this.settle(err)) return;
     const waiting = this.#waiting;
     this.#waiting = undefined;
     waiting?.reject(err);
-  }
-
-  header(name: string): string | undefined {
-    const v = this.#headers[name.toLowerCase()];
-    return Array.isArray(v) ? v[0] : v;
   }
 
   get body(): AsyncIterable<Uint8Array> {
@@ -105,7 +59,7 @@ export class StreamReply implements Dispatcher.DispatchHandler, AsyncIterableIte
       const q = this.#queue;
       const chunk = q.length === 1 ? q[0]! : Buffer.concat(q, this.#queued);
       q.length = this.#queued = 0;
-      const c = this.#controller;
+      const c = this.controller;
       if (c?.paused) c.resume();
       return Promise.resolve({ value: chunk, done: false });
     }
@@ -118,7 +72,7 @@ export class StreamReply implements Dispatcher.DispatchHandler, AsyncIterableIte
   /** The reader stopped early: a reply still coming is aborted (its connection closed, not reused). */
   return(): Promise<IteratorResult<Uint8Array>> {
     this.#queue.length = this.#queued = 0;
-    if (!this.#done && !this.#error) this.#controller?.abort(new Error('reply abandoned by its reader'));
+    if (!this.#done && !this.#error) this.controller?.abort(new Error('reply abandoned by its reader'));
     return Promise.resolve({ value: undefined, done: true });
   }
 
