@@ -45,7 +45,7 @@ function scopedCache(cache: ToolResultCache, scope: string): ToolResultCache {
 const passThrough = (upstream: ModelUpstream): ChatAgent => ({
   model: upstream.model,
   serverTools: false,
-  generate: async (params, options) => ({ completion: await upstream.doGenerate(params, options) }),
+  generate: (params, options) => upstream.doGenerate(params, options).then((completion) => ({ completion })),
   stream: (params, options) => upstream.doStream(params, options),
 });
 

@@ -11,6 +11,7 @@ import { hostHeaders } from '../edge/http/host-headers.ts';
 import { createHostPolicy, type HostPolicy } from '../edge/http/host-policy.ts';
 import { parseHost } from '../edge/http/parse-host.ts';
 import { strictJsonBody } from '../edge/http/strict-json-body.ts';
+import { lazyRequestLogger } from '../edge/http/request-logger.ts';
 import { chatCompletionsRoute } from '../edge/http/chat-completions-route.ts';
 import { registerErrorHandling, sendRejection, toApiError } from '../edge/http/error-handler.ts';
 import { sequentialIds } from '../edge/http/sequential-ids.ts';
@@ -95,6 +96,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     loggerInstance: deps.logger,
     bodyLimit: config.BODY_LIMIT_BYTES,
     requestIdHeader: false,
+    // A request's pino child is made only when it logs (most requests at info never do).
+    childLoggerFactory: lazyRequestLogger,
     // Fastify's own request lines log the full URL, and FHIR search URLs carry names and birth dates (PHI).
     // One line per request below instead, with the path only.
     logController: new LogController({ disableRequestLogging: true }),

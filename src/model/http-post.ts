@@ -47,13 +47,19 @@ export function undiciPost(given?: Agent): HttpPost {
     if (!a) flat.set(h, (a = Object.entries(h).flat()));
     return a;
   };
-  return async (url, init) => {
+  // Not async: an async function returning the dispatch's promise would add a promise and two microtask turns to
+  // every call for nothing.
+  const post = (dispatcher: Agent, url: string, init: Parameters<HttpPost>[1]): Promise<HttpResponse> => {
     if (url !== lastUrl) {
-      const u = new URL(url);
+      let u: URL;
+      try {
+        u = new URL(url);
+      } catch (err) {
+        return Promise.reject(err as Error);
+      }
       target = { origin: u.origin, path: `${u.pathname}${u.search}` };
       lastUrl = url;
     }
-    const dispatcher = agent ?? (await load());
     // undici's own timers, not an AbortSignal.timeout per attempt: per-request signals cost more than the rest of
     // the proxying on a fast upstream.
     const options = {
@@ -72,4 +78,5 @@ export function undiciPost(given?: Agent): HttpPost {
       ),
     );
   };
+  return (url, init) => (agent ? post(agent, url, init) : load().then((a) => post(a, url, init)));
 }

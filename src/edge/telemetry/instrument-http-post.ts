@@ -11,24 +11,25 @@ function statusCause(status: number): string | null {
 }
 
 export function instrumentHttpPost(post: HttpPost, metrics: GatewayMetrics): HttpPost {
-  return async (url, init) => {
-    let res: HttpResponse;
-    try {
-      res = await post(url, init);
-    } catch (err) {
-      // A cancellation (client gone, deadline) is not the upstream's failure.
-      metrics.upstreamAttempt();
-      if (!init.signal?.aborted) metrics.upstreamError(isTimeoutError(err) ? 'timeout' : 'network');
-      throw err;
-    }
-    metrics.upstreamAttempt();
-    const cause = statusCause(res.status);
-    if (cause) metrics.upstreamError(cause);
-    if (res.status >= 300) return res;
-    return new ObservedResponse(res, () => {
-      if (!init.signal?.aborted) metrics.upstreamError('reply');
-    });
-  };
+  // A `then`, not an async wrapper: one promise fewer on every upstream call.
+  return (url, init) =>
+    post(url, init).then(
+      (res) => {
+        metrics.upstreamAttempt();
+        const cause = statusCause(res.status);
+        if (cause) metrics.upstreamError(cause);
+        if (res.status >= 300) return res;
+        return new ObservedResponse(res, () => {
+          if (!init.signal?.aborted) metrics.upstreamError('reply');
+        });
+      },
+      (err: unknown) => {
+        // A cancellation (client gone, deadline) is not the upstream's failure.
+        metrics.upstreamAttempt();
+        if (!init.signal?.aborted) metrics.upstreamError(isTimeoutError(err) ? 'timeout' : 'network');
+        throw err;
+      },
+    );
 }
 
 /** The reply, with a failure while reading its body counted. A class, not closures: one per upstream call. */
