@@ -7,6 +7,7 @@ import { parseChatRequest, toChatParams } from './to-chat-params.ts';
 import type { ChatAgent } from '../../agent/chat-agent.ts';
 import type { ChatParams } from '../../model/model-upstream.ts';
 import { createChunkEncoder } from './chunk-encoder.ts';
+import { chatCompletionJsonSchema } from './chat-completion-json-schema.ts';
 import { toApiError } from './error-handler.ts';
 import { RequestCancel } from './request-cancel.ts';
 import { writeSse } from './write-sse.ts';
@@ -41,7 +42,7 @@ const choiceParams = (params: ChatParams, i: number): ChatParams =>
   i === 0 || params.seed === undefined ? params : { ...params, seed: params.seed + i };
 
 export async function chatCompletionsRoute(app: FastifyInstance, o: ChatRouteOptions): Promise<void> {
-  app.post('/v1/chat/completions', { config: { access: 'chat' } }, async (req, reply) => {
+  app.post('/v1/chat/completions', { config: { access: 'chat' }, schema: { response: { 200: chatCompletionJsonSchema() } } }, async (req, reply) => {
     const body = parseChatRequest(req.body);
     const params = toChatParams(body, { modelId: o.modelId, imageMaxBytes: o.imageMaxBytes });
     if (o.logMessageContent) req.log.debug({ messages: params.messages }, 'chat request messages');

@@ -23,20 +23,21 @@ function capture() {
 }
 
 describe('lazyRequestLogger', () => {
-  let app: ReturnType<typeof Fastify> | undefined;
+  let app: { close(): Promise<unknown> } | undefined;
   afterEach(async () => app?.close());
 
   it('makes no pino child for a request that logs nothing or only below the level', async () => {
     const c = capture();
-    app = Fastify({ loggerInstance: c.logger, childLoggerFactory: lazyRequestLogger, disableRequestLogging: true });
-    app.get('/quiet', async (req) => {
+    const server = Fastify({ loggerInstance: c.logger, childLoggerFactory: lazyRequestLogger, disableRequestLogging: true });
+    app = server;
+    server.get('/quiet', async (req) => {
       req.log.debug({ secret: 'x' }, 'below info');
       req.log.trace('below info too');
       return { level: req.log.level };
     });
-    await app.ready();
+    await server.ready();
     const atStart = c.children();
-    const res = await app.inject('/quiet');
+    const res = await server.inject('/quiet');
     expect(res.json()).toEqual({ level: 'info' });
     expect(c.children() - atStart).toBe(0);
     expect(c.lines).toEqual([]);
@@ -44,16 +45,17 @@ describe('lazyRequestLogger', () => {
 
   it('logs at an enabled level through the child fastify would have made: request id bound, redaction kept', async () => {
     const c = capture();
-    app = Fastify({ loggerInstance: c.logger, childLoggerFactory: lazyRequestLogger, disableRequestLogging: true });
-    app.get('/loud', async (req) => {
+    const server = Fastify({ loggerInstance: c.logger, childLoggerFactory: lazyRequestLogger, disableRequestLogging: true });
+    app = server;
+    server.get('/loud', async (req) => {
       req.log.info({ headers: { authorization: 'Bearer k' } }, 'first');
       req.log.warn('second');
       req.log.child({ step: 1 }).error('third');
       return 'ok';
     });
-    await app.ready();
+    await server.ready();
     const atStart = c.children();
-    const res = await app.inject('/loud');
+    const res = await server.inject('/loud');
     expect(res.statusCode).toBe(200);
     // One child for the request, one for its own child; every line carries the request's id.
     expect(c.children() - atStart).toBe(2);
@@ -68,24 +70,26 @@ describe('lazyRequestLogger', () => {
 
   it('a route with its own log level decides by that level', async () => {
     const c = capture();
-    app = Fastify({ loggerInstance: c.logger, childLoggerFactory: lazyRequestLogger, disableRequestLogging: true });
-    app.get('/verbose', { logLevel: 'debug' }, async (req) => {
+    const server = Fastify({ loggerInstance: c.logger, childLoggerFactory: lazyRequestLogger, disableRequestLogging: true });
+    app = server;
+    server.get('/verbose', { logLevel: 'debug' }, async (req) => {
       req.log.debug('seen at debug');
       return 'ok';
     });
-    await app.inject('/verbose');
+    await server.inject('/verbose');
     expect(c.lines.map((l) => l.msg)).toEqual(['seen at debug']);
   });
 
   it('a level set on the request logger applies to its later lines', async () => {
     const c = capture();
-    app = Fastify({ loggerInstance: c.logger, childLoggerFactory: lazyRequestLogger, disableRequestLogging: true });
-    app.get('/lower', async (req) => {
+    const server = Fastify({ loggerInstance: c.logger, childLoggerFactory: lazyRequestLogger, disableRequestLogging: true });
+    app = server;
+    server.get('/lower', async (req) => {
       req.log.level = 'debug';
       req.log.debug('now enabled');
       return req.log.level;
     });
-    const res = await app.inject('/lower');
+    const res = await server.inject('/lower');
     expect(res.body).toBe('debug');
     expect(c.lines.map((l) => l.msg)).toEqual(['now enabled']);
     expect(c.logger.level).toBe('info');
