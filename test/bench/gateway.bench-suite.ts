@@ -3,6 +3,7 @@
 import { startBenchChild, type BenchChild } from './start-bench-child.ts';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { request } from 'undici';
@@ -11,7 +12,7 @@ import { percentile } from './latency.ts';
 
 const SERVERS = fileURLToPath(new URL('./bench-servers.ts', import.meta.url));
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 5);
-const RUNS = Number(process.env.BENCH_RUNS ?? 2);
+const RUNS = Number(process.env.BENCH_RUNS ?? 3);
 const CONNECTIONS = 16;
 const PACE_MS = Number(process.env.BENCH_PACE_MS ?? 2);
 const PACED_STREAMS = Number(process.env.BENCH_PACED_STREAMS ?? 64);
@@ -36,41 +37,37 @@ interface Measured {
   p99: number;
 }
 
-async function measure(port: number, stream: boolean): Promise<Measured> {
+/**
+ * req/s and latency of each target, measured in turns: round i runs every target once before round i + 1 starts, so
+ * a drift of the machine (another process, the CPU's clock) falls on all of them alike rather than on whichever was
+ * measured last. The best round of each: the least disturbed by the other processes on a 2-core machine.
+ */
+async function measureInTurns(ports: number[], stream: boolean): Promise<Measured[]> {
   const body = JSON.stringify({
     model: 'fhir-agent-gateway/clinical-reasoner',
     messages: [{ role: 'user', content: 'What is the latest HbA1c of patient S1000001?' }],
     stream,
     max_tokens: 256,
   });
-  const runOnce = () =>
-    autocannon({
-      url: `http://127.0.0.1:${port}/v1/chat/completions`,
-      method: 'POST',
-      headers: HEADERS,
-      body,
-      connections: stream ? 4 : CONNECTIONS,
-      duration: DURATION_S,
-    });
-  // autocannon counts a 200 as done whatever its body: one whole stream first, or a stream cut short (as on Node 22
-  // and 24 before 0ae255d, after its role chunk) would be measured as a fast one.
-  if (stream) await streamTimes(port, 1, 1);
-  await autocannon({
-    url: `http://127.0.0.1:${port}/v1/chat/completions`,
-    method: 'POST',
-    headers: HEADERS,
-    body,
-    connections: 4,
-    duration: 1,
-  });
-  const runs: Measured[] = [];
-  for (let i = 0; i < RUNS; i++) {
-    const r = await runOnce();
-    if (r.non2xx > 0 || r.errors > 0) throw new Error(`bench target on ${port} returned ${r.non2xx} non-2xx and ${r.errors} errors`);
-    runs.push({ rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99 });
+  const load = (port: number, duration: number, connections: number) =>
+    autocannon({ url: `http://127.0.0.1:${port}/v1/chat/completions`, method: 'POST', headers: HEADERS, body, connections, duration });
+  for (const port of ports) {
+    // autocannon counts a 200 as done whatever its body: one whole stream first, or a stream cut short (as on Node 22
+    // and 24 before 0ae255d, after its role chunk) would be measured as a fast one.
+    if (stream) await streamTimes(port, 1, 1);
+    await load(port, 1, 4);
   }
-  // Best of the runs: the least disturbed by the other processes on a 2-core machine.
-  return runs.reduce((a, b) => (b.rps > a.rps ? b : a));
+  const runs: Measured[][] = ports.map(() => []);
+  for (let i = 0; i < RUNS; i++) {
+    for (const [j, port] of ports.entries()) {
+      // A second of quiet first: what the last target still had to do (closing 16 connections, a GC) is not this one's.
+      await sleep(1000);
+      const r = await load(port, DURATION_S, stream ? 4 : CONNECTIONS);
+      if (r.non2xx > 0 || r.errors > 0) throw new Error(`bench target on ${port} returned ${r.non2xx} non-2xx and ${r.errors} errors`);
+      runs[j]!.push({ rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99 });
+    }
+  }
+  return runs.map((rs) => rs.reduce((a, b) => (b.rps > a.rps ? b : a)));
 }
 
 /** Total time of each stream, request to `[DONE]`, with `concurrency` clients streaming at once. */
@@ -165,10 +162,10 @@ const suite: BenchSuite = {
     try {
       for (const stream of [false, true]) {
         const label = stream ? 'burst stream, 200 chunks at once' : 'non-stream';
-        const direct = await measure(upstream.port, stream);
-        const bare = await measure(passthrough.port, stream);
-        const gw = await measure(gateway.port, stream);
-        const other = compare && (await measure(compare.port, stream));
+        const [direct, bare, gw, other] = (await measureInTurns(
+          [upstream.port, passthrough.port, gateway.port, ...(compare ? [compare.port] : [])],
+          stream,
+        )) as [Measured, Measured, Measured, Measured | undefined];
         rows.push(
           { suite: 'gateway', case: `${label}: direct upstream`, metric: 'req/s', value: direct.rps },
           {
