@@ -8,7 +8,11 @@ import type { UpstreamCompletion } from '../../model/model-upstream.ts';
 import { chatCompletionJsonSchema } from './chat-completion-json-schema.ts';
 import { toChatCompletion } from './to-chat-completion.ts';
 
-const text = fc.oneof(fc.string({ unit: 'binary', maxLength: 60 }), fc.string({ maxLength: 8 }), fc.constantFrom('"', '\\', '\u2028', '\ud800', 'a\u0000b'));
+const text = fc.oneof(
+  fc.string({ unit: 'binary', maxLength: 60 }),
+  fc.string({ maxLength: 8 }),
+  fc.constantFrom('"', '\\', '\u2028', '\ud800', 'a\u0000b'),
+);
 const count = fc.nat({ max: 1_000_000 });
 const finishReason = fc.constantFrom('stop', 'length', 'tool_calls', 'content_filter') as fc.Arbitrary<UpstreamCompletion['finishReason']>;
 
@@ -28,9 +32,15 @@ const completion: fc.Arbitrary<UpstreamCompletion> = fc.record(
       ),
       { nil: null },
     ),
-    extensions: fc.option(fc.record({ thinking_ignored: fc.constant(true as const), usage_counted: fc.record({ completion_tokens: count }) }, { requiredKeys: [] }), {
-      nil: undefined,
-    }),
+    extensions: fc.option(
+      fc.record(
+        { thinking_ignored: fc.constant(true as const), usage_counted: fc.record({ completion_tokens: count }) },
+        { requiredKeys: [] },
+      ),
+      {
+        nil: undefined,
+      },
+    ),
   },
   { requiredKeys: ['content', 'reasoning', 'toolCalls', 'finishReason', 'usage'] },
 );
@@ -54,9 +64,17 @@ const trace: fc.Arbitrary<AgentTrace & { not_in_the_schema?: unknown }> = fc.rec
         arguments: text,
         step: fc.integer({ min: -1, max: 100 }),
         ok: fc.boolean(),
-        fhir_requests: fc.array(fc.record({ method: fc.constantFrom('GET' as const, 'POST' as const), url: text, status: fc.nat({ max: 599 }), duration_ms: fc.nat() }), {
-          maxLength: 2,
-        }),
+        fhir_requests: fc.array(
+          fc.record({
+            method: fc.constantFrom('GET' as const, 'POST' as const),
+            url: text,
+            status: fc.nat({ max: 599 }),
+            duration_ms: fc.nat(),
+          }),
+          {
+            maxLength: 2,
+          },
+        ),
         duration_ms: fc.nat(),
         result_bytes: count,
       }),
@@ -80,19 +98,22 @@ describe('the chat.completion serializer compiled from the zod schema', () => {
 
   it('writes what JSON.stringify writes, unknown fields included', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.array(fc.record({ completion, trace: fc.option(trace, { nil: undefined }) }), { minLength: 1, maxLength: 3 }), async (choices) => {
-        current = toChatCompletion({
-          id: 'chatcmpl-x',
-          created: 1_700_000_000,
-          model: 'm',
-          completions: choices.map((c) => c.completion),
-          traces: choices.map((c) => c.trace),
-          jsonMode: false,
-        });
-        const res = await app.inject('/');
-        expect(res.statusCode).toBe(200);
-        expect(JSON.parse(res.body)).toEqual(JSON.parse(JSON.stringify(current)));
-      }),
+      fc.asyncProperty(
+        fc.array(fc.record({ completion, trace: fc.option(trace, { nil: undefined }) }), { minLength: 1, maxLength: 3 }),
+        async (choices) => {
+          current = toChatCompletion({
+            id: 'chatcmpl-x',
+            created: 1_700_000_000,
+            model: 'm',
+            completions: choices.map((c) => c.completion),
+            traces: choices.map((c) => c.trace),
+            jsonMode: false,
+          });
+          const res = await app.inject('/');
+          expect(res.statusCode).toBe(200);
+          expect(JSON.parse(res.body)).toEqual(JSON.parse(JSON.stringify(current)));
+        },
+      ),
       { numRuns: 400 },
     );
   });

@@ -20,7 +20,8 @@ function open(schema: unknown): unknown {
   if (schema === null || typeof schema !== 'object') return schema;
   const out: Json = {};
   for (const [k, v] of Object.entries(schema)) out[k] = k === 'const' || k === 'enum' ? v : open(v);
-  if (out.type === 'object' && (out.additionalProperties === false || out.additionalProperties === undefined)) out.additionalProperties = {};
+  if (out.type === 'object' && (out.additionalProperties === false || out.additionalProperties === undefined))
+    out.additionalProperties = {};
   return out;
 }
 
