@@ -4,7 +4,8 @@
 import type { FastifyBaseLogger, FastifyServerOptions } from 'fastify';
 import type { Bindings, ChildLoggerOptions } from 'pino';
 
-type Level = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace';
+const levels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace'] as const;
+type Level = (typeof levels)[number];
 
 /** The parent's own test, where it has one (pino); without it every call goes to a real child. */
 type MaybeLevelled = FastifyBaseLogger & { isLevelEnabled?: (level: string) => boolean };
@@ -14,6 +15,13 @@ class RequestLogger implements FastifyBaseLogger {
   readonly #bindings: Bindings;
   readonly #options: ChildLoggerOptions | undefined;
   #child: FastifyBaseLogger | undefined;
+  // Set once on the prototype below, not as arrow fields: six closures per request would cost what the laziness saves.
+  declare fatal: FastifyBaseLogger['fatal'];
+  declare error: FastifyBaseLogger['error'];
+  declare warn: FastifyBaseLogger['warn'];
+  declare info: FastifyBaseLogger['info'];
+  declare debug: FastifyBaseLogger['debug'];
+  declare trace: FastifyBaseLogger['trace'];
 
   constructor(parent: MaybeLevelled, bindings: Bindings, options: ChildLoggerOptions | undefined) {
     this.#parent = parent;
@@ -26,7 +34,7 @@ class RequestLogger implements FastifyBaseLogger {
     return (this.#child ??= this.#parent.child(this.#bindings, this.#options));
   }
 
-  #call(level: Level, args: unknown[]): void {
+  write(level: Level, args: unknown[]): void {
     if (this.#child === undefined && this.#parent.isLevelEnabled?.(level) === false) return;
     (this.#log[level] as (...a: unknown[]) => void)(...args);
   }
@@ -38,30 +46,19 @@ class RequestLogger implements FastifyBaseLogger {
     this.#log.level = level;
   }
 
-  // Methods on the prototype, not arrow fields: seven closures per request would cost what the laziness saves.
-  fatal(...args: unknown[]): void {
-    this.#call('fatal', args);
-  }
-  error(...args: unknown[]): void {
-    this.#call('error', args);
-  }
-  warn(...args: unknown[]): void {
-    this.#call('warn', args);
-  }
-  info(...args: unknown[]): void {
-    this.#call('info', args);
-  }
-  debug(...args: unknown[]): void {
-    this.#call('debug', args);
-  }
-  trace(...args: unknown[]): void {
-    this.#call('trace', args);
-  }
   silent(): void {}
 
   child(bindings: Bindings, options?: ChildLoggerOptions): FastifyBaseLogger {
     return this.#log.child(bindings, options);
   }
+}
+
+for (const level of levels) {
+  Object.defineProperty(RequestLogger.prototype, level, {
+    value(this: RequestLogger, ...args: unknown[]): void {
+      this.write(level, args);
+    },
+  });
 }
 
 /**
