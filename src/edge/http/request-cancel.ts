@@ -1,7 +1,8 @@
 // A chat request's cancellation: its signal aborts on the client's disconnect or at the deadline, and `timedOut`
 // tells the two apart. Issue 30 measured a fresh AbortController per request, with undici's listener on its new
 // signal, at ~6 µs of a ~100 µs pass-through (docs/benchmarks.md); a signal that was never aborted and has no
-// listener left is as good as new, so those are kept for the next request.
+// listener left is as good as new, so those are kept for the next request, whole or streamed. (On Node 20 making
+// one costs ~4 µs on an idle machine, on Node 24 0.1 µs: Node 20 sets the signal's prototype at run time.)
 import { getEventListeners } from 'node:events';
 import type { FastifyReply } from 'fastify';
 import type { KeyAccess } from '../../policies/auth/key-access.ts';
