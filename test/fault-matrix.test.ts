@@ -24,6 +24,7 @@ import {
   stallAfter,
   stallMidBody,
 } from './support/upstream-faults.ts';
+import { readSse } from './support/read-sse.ts';
 import { streamChunks } from './support/upstream-replies.ts';
 
 type Mode = 'json' | 'stream';
@@ -225,20 +226,6 @@ function expectEnvelope(json: unknown, expected: { code: string; type: string })
   const error = (json as { error: Record<string, unknown> }).error;
   expect(Object.keys(error).sort()).toEqual(['code', 'message', 'param', 'type']);
   expect(error).toMatchObject({ ...expected, param: null });
-}
-
-/** The streamed deltas' content, and the last event. */
-function readSse(text: string): { content: string; last: string; done: boolean } {
-  const events = text
-    .split('\n\n')
-    .filter((e) => e.startsWith('data: '))
-    .map((e) => e.slice(6));
-  const content = events
-    .filter((e) => e !== '[DONE]')
-    .map((e) => JSON.parse(e) as { choices?: Array<{ delta?: { content?: string } }> })
-    .map((c) => c.choices?.[0]?.delta?.content ?? '')
-    .join('');
-  return { content, last: events.at(-1) ?? '', done: events.at(-1) === '[DONE]' };
 }
 
 async function expectCell(gw: RunningGateway, fault: Fault, mode: Mode) {

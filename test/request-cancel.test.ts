@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { until } from './support/agent-kit.ts';
 import { startGateway, type RunningGateway } from './support/gateway-harness.ts';
+import { readSse } from './support/read-sse.ts';
 import { completionReply, streamReply } from './support/upstream-replies.ts';
 
 let gw: RunningGateway;
@@ -22,16 +23,10 @@ const post = (init: { signal?: AbortSignal; content?: string; stream?: boolean }
   });
 
 /** The content of a whole SSE reply, and whether it ended in one finish and [DONE]. */
-async function streamed(r: Response): Promise<{ content: string; complete: boolean }> {
-  const events = (await r.text()).split('\n\n').filter(Boolean);
-  let content = '';
-  for (const e of events) {
-    if (e === 'data: [DONE]') continue;
-    const chunk = JSON.parse(e.slice('data: '.length));
-    content += chunk.choices?.[0]?.delta?.content ?? '';
-  }
-  const finishes = events.filter((e) => e.includes('"finish_reason":"stop"')).length;
-  return { content, complete: events.at(-1) === 'data: [DONE]' && finishes === 1 };
+async function readStream(r: Response): Promise<{ content: string; complete: boolean }> {
+  const sse = readSse(await r.text());
+  const finishes = sse.events.filter((e) => e.includes('"finish_reason":"stop"')).length;
+  return { content: sse.content, complete: sse.done && finishes === 1 };
 }
 
 /** Sequential streams that settle, so the next ones run on reused controllers. */
@@ -40,7 +35,7 @@ async function settleStreams(n: number) {
     gw.fake.enqueue(streamReply({ content: ['stream ', String(i)] }));
     const r = await post({ stream: true });
     expect(r.status).toBe(200);
-    expect(await streamed(r)).toEqual({ content: `stream ${i}`, complete: true });
+    expect(await readStream(r)).toEqual({ content: `stream ${i}`, complete: true });
   }
 }
 
@@ -110,7 +105,7 @@ describe('request cancellation with reused controllers', () => {
       })().catch((e: Error) => e);
       const staying = Array.from({ length: 3 }, (_, i) => post({ content: `s${i}`, stream: true }));
       expect(await gone).toBeInstanceOf(Error);
-      const answers = await Promise.all(staying.map(async (r) => streamed(await r)));
+      const answers = await Promise.all(staying.map(async (r) => readStream(await r)));
       expect(answers).toEqual(Array.from({ length: 3 }, (_, i) => ({ content: `to s${i}...`, complete: true })));
       expect(await until(() => gw.fake.abortedRequests() === aborted + 1)).toBe(true);
       expect(gw.fake.abortedRequests()).toBe(aborted + 1);
