@@ -64,8 +64,7 @@ export async function chatCompletionsRoute(app: FastifyInstance, o: ChatRouteOpt
       // Said on both forms: a generic client (json_object, tool_choice) otherwise cannot tell its request went
       // through the FHIR tool loop. `server_tools: false` in the request turns the loop off.
       const viaServerTools = agent.serverTools && params.serverTools !== false;
-      // A pass-through, whole or streamed, reuses an idle controller: on Node 20 a new AbortController's signal
-      // costs ~4 µs (its prototype is set at run time), more than the rest of the request's own bookkeeping.
+      // A pass-through, whole or streamed, reuses an idle controller (why: request-cancel.ts).
       const sig = new RequestCancel(reply, { deadlineMs: o.deadlineMs, caller: req.keyAccess, reusable: !viaServerTools });
       let settled = false;
       try {
