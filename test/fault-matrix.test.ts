@@ -9,7 +9,7 @@
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMedplumFhirClient } from '../src/fhir/client/medplum-fhir-client.ts';
-import { createSseParser, MAX_SSE_EVENT_CHARS } from '../src/model/read-sse-batches.ts';
+import { createSseParser, eventData, MAX_SSE_EVENT_CHARS } from '../src/model/read-sse.ts';
 import { generated, script, streamed, toolMessages, until } from './support/agent-kit.ts';
 import { startFakeFhirServer, type FakeFhirServer, type FhirFault } from './support/fake-fhir-server.ts';
 import type { FakeHandler } from './support/fake-upstream.ts';
@@ -450,7 +450,10 @@ describe('a long SSE event costs time linear in its length, up to a bound', () =
     let events: string[] = [];
     try {
       // push is synchronous: nothing else runs while indexOf is counted.
-      for (let i = 0; i < event.length; i += 16_384) events = events.concat(parser.push(event.slice(i, i + 16_384)));
+      for (let i = 0; i < event.length; i += 16_384) {
+        const piece = event.slice(i, i + 16_384);
+        events = events.concat(eventData(piece, parser.push(piece)));
+      }
     } finally {
       String.prototype.indexOf = indexOf;
     }

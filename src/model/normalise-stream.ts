@@ -6,7 +6,7 @@ import type { UpstreamDialect } from './dialects/upstream-dialect.ts';
 import { openaiCompatibleDialect } from './dialects/openai-compatible.ts';
 import type { FinishReason, UpstreamDelta, Usage } from './model-upstream.ts';
 import { batchedDeltas, type BatchedDeltas } from './delta-batches.ts';
-import { readSseBatches } from './read-sse-batches.ts';
+import { readSse } from './read-sse.ts';
 import { createThinkSplitter, type TextPiece } from './think-splitter.ts';
 import { UpstreamError } from './upstream-error.ts';
 import { isRealReasoning, upstreamNotes } from './upstream-notes.ts';
@@ -18,17 +18,6 @@ interface PendingCall {
   args: string;
   started: boolean;
   outIndex: number;
-}
-
-/** Socket errors mid-body become UpstreamErrors: an upstream failure, not ours. */
-async function* sseBatches(body: AsyncIterable<Uint8Array>): AsyncGenerator<string[]> {
-  try {
-    yield* readSseBatches(body);
-  } catch (cause) {
-    // An abort is the caller's; an UpstreamError (an oversized event) already says what went wrong.
-    if ((cause as Error)?.name === 'AbortError' || cause instanceof UpstreamError) throw cause;
-    throw new UpstreamError('upstream connection dropped mid-stream', { cause });
-  }
 }
 
 export interface NormaliseStreamOptions {
@@ -110,15 +99,22 @@ async function* normaliseBatches(o: NormaliseStreamOptions): AsyncGenerator<Upst
   const templates: TextChunkTemplate[] = [];
   let learned = 0;
 
+  /** A text chunk written in a learned template's bytes: its text read by slicing, without JSON.parse. */
+  const templated = (t: TextChunkTemplate, text: string, from: number, to: number) => {
+    if (to - t.suffix.length > from + t.prefix.length) {
+      const value = text.slice(from + t.prefix.length, to - t.suffix.length);
+      if (t.reasoning) deltaText(value, undefined);
+      else deltaText(undefined, value);
+      if (countChunks) textChunks++;
+    }
+  };
+
   /** One event's data; true at `[DONE]`. */
   const event = (data: string): boolean => {
     if (data === '[DONE]') return true;
-    const fast = readThroughTemplates(templates, data);
-    if (fast !== undefined) {
-      if (fast.text) {
-        deltaText(fast.reasoning ? fast.text : undefined, fast.reasoning ? undefined : fast.text);
-        if (countChunks) textChunks++;
-      }
+    const t = templateOf(templates, data, 0, data.length);
+    if (t) {
+      templated(t, data, 0, data.length);
       return false;
     }
     let json: unknown;
@@ -150,12 +146,23 @@ async function* normaliseBatches(o: NormaliseStreamOptions): AsyncGenerator<Upst
     return false;
   };
 
-  read: for await (const batch of sseBatches(o.body)) {
-    for (const data of batch) {
+  /** A one-line event where it lies in the read's text: a text chunk in a learned template's bytes is read there. */
+  const eventAt = (text: string, from: number, to: number): boolean => {
+    const t = templateOf(templates, text, from, to);
+    if (!t) return event(text.slice(from, to));
+    templated(t, text, from, to);
+    return false;
+  };
+
+  // One pass from the decoded text to deltas: most events are never sliced out of the text they arrived in.
+  read: for await (const { text, events } of readSse(o.body)) {
+    for (let i = 0; i < events.length; i++) {
+      const e = events[i]!;
       let last: boolean;
       try {
-        last = event(data);
+        last = typeof e === 'string' ? event(e) : eventAt(text, e, events[++i] as number);
       } catch (err) {
+        // What came before the failure in that read still goes out.
         if (out.length) yield out;
         throw err;
       }
@@ -204,19 +211,20 @@ interface TextChunkTemplate {
 /** Per stream: one for reasoning, one for content, and room for a server whose chunks vary a little. */
 const MAX_TEMPLATES = 4;
 
-/** The text of a chunk that matches a template (`undefined`: parse it). */
-function readThroughTemplates(templates: TextChunkTemplate[], data: string): { text: string; reasoning: boolean } | undefined {
+/** The template `text[from, to)` is written in (`undefined`: parse it). */
+function templateOf(templates: TextChunkTemplate[], text: string, from: number, to: number): TextChunkTemplate | undefined {
   for (const t of templates) {
-    const end = data.length - t.suffix.length;
+    const start = from + t.prefix.length;
+    const end = to - t.suffix.length;
     // Two quotes in place (the text's own) reject most chunks of another template before comparing their bytes.
-    if (end < t.prefix.length || data.charCodeAt(t.prefix.length - 1) !== 34 || data.charCodeAt(end) !== 34) continue;
+    if (end < start || text.charCodeAt(start - 1) !== 34 || text.charCodeAt(end) !== 34) continue;
     // Equality of slices, not startsWith/endsWith: those compare character by character, 2 to 10 times slower here.
-    if (data.slice(0, t.prefix.length) !== t.prefix || data.slice(end) !== t.suffix) continue;
-    for (let i = t.prefix.length; i < end; i++) {
-      const c = data.charCodeAt(i);
+    if (text.slice(from, start) !== t.prefix || text.slice(end, to) !== t.suffix) continue;
+    for (let i = start; i < end; i++) {
+      const c = text.charCodeAt(i);
       if (c === 34 || c === 92 || c < 32) return undefined;
     }
-    return { text: data.slice(t.prefix.length, end), reasoning: t.reasoning };
+    return t;
   }
   return undefined;
 }

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
 import { extractJson } from '../vocabulary/openai/extract-json.ts';
-import { createSseParser, readSseBatches } from './read-sse-batches.ts';
+import { createSseParser, eventData, readSse } from './read-sse.ts';
 import { createThinkSplitter } from './think-splitter.ts';
 import { UpstreamError } from './upstream-error.ts';
 
@@ -81,7 +81,7 @@ describe('SSE reader', () => {
       for (let i = 0; i < bytes.length; i += 3) yield bytes.slice(i, i + 3);
     }
     const out: string[] = [];
-    for await (const batch of readSseBatches(chunks())) out.push(...batch);
+    for await (const { text, events } of readSse(chunks())) out.push(...eventData(text, events));
     expect(out).toEqual(['{"a":\n1}', '[DONE]']);
   });
 
@@ -96,7 +96,8 @@ describe('SSE reader', () => {
     try {
       const { body } = await request(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`);
       const out: string[] = [];
-      for await (const batch of readSseBatches(body)) {
+      for await (const { text, events } of readSse(body)) {
+        const batch = eventData(text, events);
         out.push(...batch);
         if (batch.includes('[DONE]')) break;
       }
@@ -120,23 +121,31 @@ describe('SSE reader', () => {
         yield bytes.slice(i);
       }
       const out: string[] = [];
-      for await (const batch of readSseBatches(two())) out.push(...batch);
+      for await (const { text, events } of readSse(two())) out.push(...eventData(text, events));
       expect(out, `split at byte ${i}`).toEqual(['{"t":"é ✓ 😀"}', 'ok']);
     }
+  });
+
+  it('gives a one-line event as its place in the text and any other as its data, in stream order', () => {
+    const text = 'data: {"a":1}\n\ndata:{"b":2}\r\n\r\n: ping\n\ndata: x\ndata: y\n\ndata: [DONE]\n\n';
+    const events = createSseParser().push(text);
+    expect(events).toEqual([6, 13, '{"b":2}', 'x\ny', 62, 68]);
+    expect(eventData(text, events)).toEqual(['{"a":1}', '{"b":2}', 'x\ny', '[DONE]']);
   });
 
   it('reads the same events whichever two pieces the text arrives in, and a last event without its blank line', () => {
     const raw = ': keep-alive\r\n\r\ndata: {"a":\r\ndata: 1}\r\n\r\nevent: x\ndata: [DONE]\n\ndata:last\r\n';
     for (let i = 0; i <= raw.length; i++) {
       const parser = createSseParser();
-      expect([...parser.push(raw.slice(0, i)), ...parser.push(raw.slice(i)), ...parser.end()]).toEqual(['{"a":\n1}', '[DONE]', 'last']);
+      const [a, b] = [raw.slice(0, i), raw.slice(i)];
+      expect([...eventData(a, parser.push(a)), ...eventData(b, parser.push(b)), ...parser.end()]).toEqual(['{"a":\n1}', '[DONE]', 'last']);
     }
   });
 
   it('refuses an event or a line longer than its bound with an UpstreamError; one at the bound passes', () => {
     const parse = (...pieces: string[]) => {
       const parser = createSseParser(16);
-      return [...pieces.flatMap((p) => parser.push(p)), ...parser.end()];
+      return [...pieces.flatMap((p) => eventData(p, parser.push(p))), ...parser.end()];
     };
     const x = (n: number) => 'x'.repeat(n);
     // The bound is on each line (`data: ` included) and on an event's data lines together.
