@@ -42,7 +42,7 @@ interface Measured {
  * a drift of the machine (another process, the CPU's clock) falls on all of them alike rather than on whichever was
  * measured last. The best round of each: the least disturbed by the other processes on a 2-core machine.
  */
-async function measureInTurns(ports: number[], stream: boolean): Promise<Measured[]> {
+async function measureInTurns(ports: number[], stream: boolean): Promise<{ best: Measured[]; rounds: Measured[][] }> {
   const body = JSON.stringify({
     model: 'fhir-agent-gateway/clinical-reasoner',
     messages: [{ role: 'user', content: 'What is the latest HbA1c of patient S1000001?' }],
@@ -67,7 +67,13 @@ async function measureInTurns(ports: number[], stream: boolean): Promise<Measure
       runs[j]!.push({ rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99 });
     }
   }
-  return runs.map((rs) => rs.reduce((a, b) => (b.rps > a.rps ? b : a)));
+  return { best: runs.map((rs) => rs.reduce((a, b) => (b.rps > a.rps ? b : a))), rounds: runs };
+}
+
+/** The ratio a / b of each round, lowest and median: how far the best rounds' ratio is from a typical one. */
+function roundRatios(a: Measured[], b: Measured[]): { lowest: number; median: number } {
+  const ratios = a.map((m, i) => m.rps / b[i]!.rps).sort((x, y) => x - y);
+  return { lowest: ratios[0]!, median: ratios[ratios.length >> 1]! };
 }
 
 /** Total time of each stream, request to `[DONE]`, with `concurrency` clients streaming at once. */
@@ -162,10 +168,9 @@ const suite: BenchSuite = {
     try {
       for (const stream of [false, true]) {
         const label = stream ? 'burst stream, 200 chunks at once' : 'non-stream';
-        const [direct, bare, gw, other] = (await measureInTurns(
-          [upstream.port, passthrough.port, gateway.port, ...(compare ? [compare.port] : [])],
-          stream,
-        )) as [Measured, Measured, Measured, Measured | undefined];
+        const measured = await measureInTurns([upstream.port, passthrough.port, gateway.port, ...(compare ? [compare.port] : [])], stream);
+        const [direct, bare, gw, other] = measured.best as [Measured, Measured, Measured, Measured | undefined];
+        const spread = roundRatios(measured.rounds[2]!, measured.rounds[1]!);
         rows.push(
           { suite: 'gateway', case: `${label}: direct upstream`, metric: 'req/s', value: direct.rps },
           {
@@ -185,8 +190,14 @@ const suite: BenchSuite = {
             baselineName: 'bare pass-through',
             baseline: bare.rps,
             ratio: gw.rps / bare.rps,
-            ...(stream ? {} : { goal: '≥ 0.85 of bare', met: gw.rps / bare.rps >= 0.85 }),
+            // Issue 30's goals: 0.85 of the bare pass-through for whole replies, half of it for burst streams.
+            ...(stream
+              ? { goal: '≥ 0.5 of bare', met: gw.rps / bare.rps >= 0.5 }
+              : { goal: '≥ 0.85 of bare', met: gw.rps / bare.rps >= 0.85 }),
           },
+          // The same ratio round by round (each round runs every target once, in turns): this machine's spread.
+          { suite: 'gateway', case: `${label}: gateway ÷ bare, ${RUNS} rounds`, metric: 'lowest round', value: spread.lowest },
+          { suite: 'gateway', case: `${label}: gateway ÷ bare, ${RUNS} rounds`, metric: 'median round', value: spread.median },
           { suite: 'gateway', case: `${label}: direct upstream`, metric: 'p50 ms', value: direct.p50 },
           {
             suite: 'gateway',
