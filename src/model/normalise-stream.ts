@@ -109,14 +109,9 @@ async function* normaliseBatches(o: NormaliseStreamOptions): AsyncGenerator<Upst
     }
   };
 
-  /** One event's data; true at `[DONE]`. */
-  const event = (data: string): boolean => {
+  /** The data of an event no template took; true at `[DONE]`. */
+  const parsed = (data: string): boolean => {
     if (data === '[DONE]') return true;
-    const t = templateOf(templates, data, 0, data.length);
-    if (t) {
-      templated(t, data, 0, data.length);
-      return false;
-    }
     let json: unknown;
     try {
       json = JSON.parse(data);
@@ -146,10 +141,10 @@ async function* normaliseBatches(o: NormaliseStreamOptions): AsyncGenerator<Upst
     return false;
   };
 
-  /** A one-line event where it lies in the read's text: a text chunk in a learned template's bytes is read there. */
-  const eventAt = (text: string, from: number, to: number): boolean => {
+  /** The event whose data is `text[from, to)`; true at `[DONE]`. A chunk in a learned template's bytes is read there. */
+  const event = (text: string, from: number, to: number): boolean => {
     const t = templateOf(templates, text, from, to);
-    if (!t) return event(text.slice(from, to));
+    if (!t) return parsed(text.slice(from, to));
     templated(t, text, from, to);
     return false;
   };
@@ -160,7 +155,7 @@ async function* normaliseBatches(o: NormaliseStreamOptions): AsyncGenerator<Upst
       const e = events[i]!;
       let last: boolean;
       try {
-        last = typeof e === 'string' ? event(e) : eventAt(text, e, events[++i] as number);
+        last = typeof e === 'string' ? event(e, 0, e.length) : event(text, e, events[++i] as number);
       } catch (err) {
         // What came before the failure in that read still goes out.
         if (out.length) yield out;

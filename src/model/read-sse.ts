@@ -133,8 +133,8 @@ export async function* readSse(body: AsyncIterable<Uint8Array>): AsyncGenerator<
     try {
       return await it.next();
     } catch (cause) {
-      // An abort is the caller's.
-      if ((cause as Error)?.name === 'AbortError') throw cause;
+      // An abort is the caller's; an UpstreamError already says what went wrong.
+      if ((cause as Error)?.name === 'AbortError' || cause instanceof UpstreamError) throw cause;
       throw new UpstreamError('upstream connection dropped mid-stream', { cause });
     }
   };
@@ -147,7 +147,7 @@ export async function* readSse(body: AsyncIterable<Uint8Array>): AsyncGenerator<
         if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
       }
       const events = parser.push(text);
-      sawDone = endsWithDone(text, events);
+      sawDone = includesDone(text, events);
       yield { text, events };
     }
     ended = true;
@@ -158,8 +158,8 @@ export async function* readSse(body: AsyncIterable<Uint8Array>): AsyncGenerator<
   }
 }
 
-/** Whether a read's events include OpenAI's `[DONE]` (the reader then stops). */
-function endsWithDone(text: string, events: SseEvents): boolean {
+/** Whether a read's events include OpenAI's `[DONE]` (the reader then stops). From the end: it is usually last. */
+function includesDone(text: string, events: SseEvents): boolean {
   for (let i = events.length - 1; i >= 0; i--) {
     const e = events[i]!;
     if (typeof e === 'string') {
