@@ -40,7 +40,7 @@ interface Measured {
 /**
  * req/s and latency of each target, measured in turns: round i runs every target once before round i + 1 starts, so
  * a drift of the machine (another process, the CPU's clock) falls on all of them alike rather than on whichever was
- * measured last. The best round of each (the least disturbed by the other processes on a 2-core machine), and every
+ * measured last; odd rounds run them in the reverse order, so no target always has the same place in its round. The best round of each (the least disturbed by the other processes on a 2-core machine), and every
  * round, target by target.
  */
 async function measureInTurns(ports: number[], stream: boolean): Promise<{ best: Measured[]; rounds: Measured[][] }> {
@@ -60,7 +60,11 @@ async function measureInTurns(ports: number[], stream: boolean): Promise<{ best:
   }
   const runs: Measured[][] = ports.map(() => []);
   for (let i = 0; i < RUNS; i++) {
-    for (const [j, port] of ports.entries()) {
+    // Every other round in the reverse order: measured in a fixed order, the target measured second came out about 5%
+    // cheaper in CPU per request whichever build it was (docs/benchmarks.md, issue 30's chunk-shapes draft).
+    const order = [...ports.entries()];
+    if (i % 2 === 1) order.reverse();
+    for (const [j, port] of order) {
       // A second of quiet first: what the last target still had to do (closing 16 connections, a GC) is not this one's.
       await sleep(1000);
       const r = await load(port, DURATION_S, stream ? 4 : CONNECTIONS);
