@@ -114,7 +114,10 @@ describe.skipIf(skipReason)('eval run --protocol medagentbench (scripted model, 
     expect(s.status).toBe('completed');
     expect(s.result).toBe(JSON.stringify(tasks[0].sol));
     expect(s.answer).toEqual(tasks[0].sol);
-    const sent = proxy.requests.find((r) => r.url.startsWith('/fhir/Patient?identifier='));
+    // Its own request: with --concurrency 2, task2's GET of its own patient may come first.
+    const sent = proxy.requests.find(
+      (r) => r.url.startsWith('/fhir/Patient?') && new URL(r.url, 'http://x').searchParams.get('identifier') === tasks[0].eval_MRN,
+    );
     expect(sent?.url).toBe(`/fhir/Patient?identifier=${tasks[0].eval_MRN}&_format=json`);
     const [prefix, suffix] = replies.getData('\u0000').split('\u0000');
     const reply = s.history![2].content;
