@@ -40,8 +40,9 @@ interface Measured {
 /**
  * req/s and latency of each target, measured in turns: round i runs every target once before round i + 1 starts, so
  * a drift of the machine (another process, the CPU's clock) falls on all of them alike rather than on whichever was
- * measured last; odd rounds run them in the reverse order, so no target always has the same place in its round. The best round of each (the least disturbed by the other processes on a 2-core machine), and every
- * round, target by target.
+ * measured last; odd rounds run them in the reverse order, so no target always has the same place in its round. The
+ * best round of each (the least disturbed by the other processes on a 2-core machine), and every round, target by
+ * target.
  */
 async function measureInTurns(ports: number[], stream: boolean): Promise<{ best: Measured[]; rounds: Measured[][] }> {
   const body = JSON.stringify({
